@@ -1,0 +1,1 @@
+"""Subcommands of `edge-agent`, one module a group; each has register(subparsers, parents)."""

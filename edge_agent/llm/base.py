@@ -1,0 +1,131 @@
+"""The Model protocol the harness talks to, and the small value types it returns."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Generic, Protocol, Sequence, TypeVar, runtime_checkable
+
+from pydantic import BaseModel
+
+T = TypeVar("T", bound=BaseModel)
+
+
+class ModelError(RuntimeError):
+    """Infrastructure failure of the model runtime (not the model misbehaving)."""
+
+
+class ModelLoadError(ModelError):
+    """The model file is missing, unreadable or not a usable GGUF."""
+
+
+class ContextOverflow(ModelError):
+    """A prompt plus its reserved output would not fit in the context window."""
+
+    def __init__(self, prompt_tokens: int, max_new_tokens: int, n_ctx: int, role: str = ""):
+        self.prompt_tokens = prompt_tokens
+        self.max_new_tokens = max_new_tokens
+        self.n_ctx = n_ctx
+        self.role = role
+        where = f" ({role})" if role else ""
+        super().__init__(
+            f"context overflow{where}: prompt {prompt_tokens} tokens + {max_new_tokens} reserved "
+            f"for output = {prompt_tokens + max_new_tokens} > window {n_ctx}"
+        )
+
+
+@dataclass(frozen=True)
+class ChatMessage:
+    """One turn of a conversation, before the chat template renders it."""
+
+    role: str
+    """system | user | assistant | tool"""
+    content: str
+    """The text of the turn."""
+    name: str | None = None
+    """For role=tool: the tool that produced this result."""
+
+
+@dataclass(frozen=True)
+class Usage:
+    """What one generation cost."""
+
+    prompt_tokens: int = 0
+    """Tokens in the prompt."""
+    cached_tokens: int = 0
+    """Prompt tokens reused from the KV cache (not prefilled again)."""
+    generated_tokens: int = 0
+    """Tokens decoded."""
+    prefill_ms: float = 0.0
+    """Time to evaluate the prompt tokens that were not cached."""
+    decode_ms: float = 0.0
+    """Time to decode the generated tokens."""
+    wait_ms: float = 0.0
+    """Time spent waiting for the GenerationLock."""
+
+    @property
+    def prefilled_tokens(self) -> int:
+        """Prompt tokens that had to be evaluated."""
+        return self.prompt_tokens - self.cached_tokens
+
+    @property
+    def ms(self) -> float:
+        """Model time, excluding the lock wait."""
+        return self.prefill_ms + self.decode_ms
+
+    def __add__(self, other: "Usage") -> "Usage":
+        return Usage(*(getattr(self, f) + getattr(other, f) for f in _USAGE_FIELDS))
+
+
+_USAGE_FIELDS = ("prompt_tokens", "cached_tokens", "generated_tokens", "prefill_ms", "decode_ms", "wait_ms")
+
+
+@dataclass(frozen=True)
+class Completion:
+    """Free text generated for a prompt."""
+
+    text: str
+    """The generated text (stop sequence removed)."""
+    usage: Usage = field(default_factory=Usage)
+    """What it cost."""
+    finish_reason: str = "stop"
+    """stop | length"""
+
+
+@dataclass(frozen=True)
+class Structured(Generic[T]):
+    """A value generated under a grammar and validated by its pydantic model."""
+
+    value: T
+    """The validated value."""
+    raw: str
+    """The exact text the model produced."""
+    usage: Usage = field(default_factory=Usage)
+    """What it cost."""
+
+
+@runtime_checkable
+class Model(Protocol):
+    """What the harness needs from a language model. Every generation passes the FIFO lock."""
+
+    name: str
+    n_ctx: int
+
+    def count_tokens(self, text: str) -> int:
+        """Tokens `text` takes with this model's tokenizer (no BOS)."""
+
+    def fit_to_tokens(self, text: str, n: int) -> str:
+        """`text` trimmed to at most `n` tokens."""
+
+    def render_chat(self, messages: Sequence[ChatMessage], add_generation_prompt: bool = True) -> str:
+        """The prompt string for `messages` under this model's chat template."""
+
+    async def generate(
+        self, prompt: str, *, max_tokens: int, stop: Sequence[str] = (), role: str = "",
+        session: str | None = None,
+    ) -> Completion:
+        """Free text for `prompt`; raises ContextOverflow if it cannot fit."""
+
+    async def generate_structured(
+        self, prompt: str, schema: type[T], *, max_tokens: int, role: str = "",
+        session: str | None = None,
+    ) -> Structured[T]:
+        """A value of `schema`, decoded greedily under its JSON-schema grammar."""
