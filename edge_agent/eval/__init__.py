@@ -1,0 +1,1 @@
+"""Evaluation and benchmarks: question sets, the eval runner, bench_<target> modules."""

@@ -1,0 +1,39 @@
+"""The model runtime: Model protocol, LlamaCppModel, FIFO GenerationLock, window accounting,
+grammars, chat templates, the bundled tiny model, and ScriptedModel/FunctionModel doubles.
+
+Knows nothing of tools or skills.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from edge_agent.llm.base import (ChatMessage, Completion, ContextOverflow, Model, ModelError, ModelLoadError,
+                                 Structured, Usage)
+from edge_agent.llm.lock import GenerationLock
+
+if TYPE_CHECKING:
+    from edge_agent.config import Settings
+    from edge_agent.llm.llamacpp import LlamaCppModel
+
+__all__ = ["ChatMessage", "Completion", "ContextOverflow", "GenerationLock", "Model", "ModelError",
+           "ModelLoadError", "Structured", "Usage", "load_model", "resolve_model_path"]
+
+
+def resolve_model_path(settings: "Settings") -> Path:
+    """The configured GGUF, or the bundled one (assembled into the data dir on first use)."""
+    if settings.model.path is not None:
+        return Path(settings.model.path).expanduser()
+    from edge_agent.llm.bundled import ensure_bundled_model
+
+    return ensure_bundled_model(settings.models_dir)
+
+
+def load_model(settings: "Settings", lock: GenerationLock | None = None) -> "LlamaCppModel":
+    """Load the configured model with the configured window."""
+    from edge_agent.config import DEFAULT_WINDOW
+    from edge_agent.llm.llamacpp import LlamaCppModel
+
+    m = settings.model
+    return LlamaCppModel(resolve_model_path(settings), n_ctx=m.n_ctx, n_threads=m.n_threads,
+                         n_batch=m.n_batch, keep_sessions=m.keep_sessions, window=DEFAULT_WINDOW, lock=lock)

@@ -1,0 +1,16 @@
+#!/usr/bin/env bash
+# Set up (idempotently) and run the whole test suite. Extra arguments go to pytest.
+set -euo pipefail
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+# shellcheck source=deploy/setup.sh
+source "$ROOT/deploy/setup.sh"
+cd "$ROOT"
+# The bundled model is assembled once into this cache and shared by test runs.
+export EDGE_AGENT_TEST_MODELS="${EDGE_AGENT_TEST_MODELS:-$HOME/.cache/edge-agent-test/models}"
+start=$(date +%s)
+set +e
+"$VENV/bin/python" -m pytest -q -p no:cacheprovider --durations=15 "$@"
+rc=$?
+set -e
+echo "test suite took $(( $(date +%s) - start ))s" >&2
+exit $rc

@@ -1,0 +1,235 @@
+"""LlamaCppModel: the real runtime on llama-cpp-python — one context a process, FIFO-locked.
+
+Blocking llama.cpp calls run on a worker thread so the event loop stays live (MQTT keepalives,
+pills, watchdog pings). Every prompt is tokenized and counted before generation.
+"""
+from __future__ import annotations
+
+import asyncio
+import collections
+import json
+import logging
+import threading
+import time
+from pathlib import Path
+from typing import Any, Sequence, TypeVar
+
+from pydantic import BaseModel, ValidationError
+
+from edge_agent.llm.base import ChatMessage, Completion, ModelError, ModelLoadError, Structured, Usage
+from edge_agent.llm.lock import GenerationLock
+from edge_agent.llm.templates import PLAIN_STOPS, JinjaChatTemplate, render_plain
+from edge_agent.llm.window import check_window, fit_tokens
+
+log = logging.getLogger(__name__)
+T = TypeVar("T", bound=BaseModel)
+
+GGUF_MAGIC = b"GGUF"
+MAX_KEPT_SESSIONS = 2  # paused sessions whose KV state is kept in RAM (L2 of the running turn)
+FREE_TEXT_REPEAT_PENALTY = 1.1  # small base models loop without it
+
+
+def _check_model_file(path: Path) -> None:
+    if not path.exists():
+        raise ModelLoadError(f"model file not found: {path}")
+    if not path.is_file():
+        raise ModelLoadError(f"model path is not a file: {path}")
+    try:
+        with path.open("rb") as fh:
+            magic = fh.read(4)
+    except OSError as err:
+        raise ModelLoadError(f"cannot read model file {path}: {err}") from err
+    if magic != GGUF_MAGIC:
+        raise ModelLoadError(f"not a GGUF model file (bad magic {magic!r}): {path}")
+
+
+class LlamaCppModel:
+    """A GGUF model in one llama.cpp context. Satisfies edge_agent.llm.base.Model."""
+
+    def __init__(self, path: Path, *, n_ctx: int = 4096, n_threads: int | None = None,
+                 n_batch: int = 256, keep_sessions: bool = True, window: int = 4096,
+                 lock: GenerationLock | None = None, seed: int = 0):
+        from llama_cpp import Llama  # imported here so tests of other parts never load it
+
+        path = Path(path)
+        _check_model_file(path)
+        self.path = path
+        self.n_ctx = min(n_ctx, window)  # never above the configured window
+        self.keep_sessions = keep_sessions
+        self.lock = lock or GenerationLock()
+        kwargs: dict[str, Any] = dict(model_path=str(path), n_ctx=self.n_ctx, n_batch=min(n_batch, self.n_ctx),
+                                      n_threads=n_threads, seed=seed, verbose=False, logits_all=False)
+        # Sliding-window models (Gemma 3) keep only the window's KV cells by default, which makes
+        # reusing an earlier prefix silently wrong; a full-size SWA cache keeps reuse exact.
+        try:
+            self._llm = Llama(**kwargs, swa_full=True)
+        except TypeError:
+            self._llm = Llama(**kwargs)
+        except ValueError as err:
+            raise ModelLoadError(f"llama.cpp could not load {path}: {err}") from err
+        except Exception as err:  # llama.cpp reports a corrupt file as a bare failure
+            raise ModelLoadError(f"llama.cpp could not load {path}: {err}") from err
+        meta = self._llm.metadata or {}
+        self.name = meta.get("general.name") or path.stem
+        self._template = None
+        source = meta.get("tokenizer.chat_template")
+        if source:
+            try:
+                vocab = self._llm
+                bos = vocab.detokenize([vocab.token_bos()]).decode("utf-8", "ignore") if vocab.token_bos() >= 0 else ""
+                eos = vocab.detokenize([vocab.token_eos()]).decode("utf-8", "ignore") if vocab.token_eos() >= 0 else ""
+                self._template = JinjaChatTemplate(source, bos, eos)
+            except Exception as err:  # a broken template must not stop the model: fall back
+                log.warning("chat template of %s unusable (%s); using the plain template", path.name, err)
+        self._grammars: dict[str, Any] = {}
+        self._grammar_lock = threading.Lock()
+        self._sessions: collections.OrderedDict[str, Any] = collections.OrderedDict()
+        self._active_session: str | None = None
+        self.stats = collections.Counter()
+        """Counters: session_saves, session_loads, session_save_ms, session_load_ms."""
+
+    # -- tokens --------------------------------------------------------------------------------
+    def tokenize(self, text: str, add_bos: bool = False) -> list[int]:
+        return self._llm.tokenize(text.encode("utf-8"), add_bos=add_bos, special=True)
+
+    def count_tokens(self, text: str) -> int:
+        return len(self.tokenize(text))
+
+    def fit_to_tokens(self, text: str, n: int) -> str:
+        tokens = self.tokenize(text)
+        if len(tokens) <= n:
+            return text
+        return fit_tokens(tokens, n, lambda t: self._llm.detokenize(list(t)).decode("utf-8", "ignore"),
+                          self.count_tokens)
+
+    @property
+    def has_chat_template(self) -> bool:
+        return self._template is not None
+
+    def render_chat(self, messages: Sequence[ChatMessage], add_generation_prompt: bool = True) -> str:
+        if self._template is not None:
+            return self._template.render(messages, add_generation_prompt)
+        return render_plain(messages, add_generation_prompt)
+
+    def stop_sequences(self) -> tuple[str, ...]:
+        return () if self._template is not None else PLAIN_STOPS
+
+    # -- grammars ------------------------------------------------------------------------------
+    def grammar_for(self, schema: type[BaseModel]) -> Any:
+        """The compiled grammar for a pydantic model, built once and cached."""
+        from llama_cpp import LlamaGrammar
+
+        key = json.dumps(schema.model_json_schema(), sort_keys=True)
+        with self._grammar_lock:
+            grammar = self._grammars.get(key)
+            if grammar is None:
+                grammar = LlamaGrammar.from_json_schema(key, verbose=False)
+                self._grammars[key] = grammar
+        return grammar
+
+    # -- generation ----------------------------------------------------------------------------
+    def _switch_session(self, session: str | None) -> None:
+        """Keep a paused session's KV state so resuming it prefills only what is new."""
+        if session == self._active_session:
+            return
+        if self.keep_sessions and self._active_session is not None:
+            t0 = time.perf_counter()
+            self._sessions[self._active_session] = self._llm.save_state()
+            self._sessions.move_to_end(self._active_session)
+            while len(self._sessions) > MAX_KEPT_SESSIONS:
+                self._sessions.popitem(last=False)
+            self.stats["session_saves"] += 1
+            self.stats["session_save_ms"] += (time.perf_counter() - t0) * 1000
+        if self.keep_sessions and session is not None and session in self._sessions:
+            t0 = time.perf_counter()
+            self._llm.load_state(self._sessions.pop(session))
+            self.stats["session_loads"] += 1
+            self.stats["session_load_ms"] += (time.perf_counter() - t0) * 1000
+        self._active_session = session
+
+    def forget_session(self, session: str) -> None:
+        """Drop a finished session's saved state."""
+        self._sessions.pop(session, None)
+        if self._active_session == session:
+            self._active_session = None
+
+    def _cached_prefix(self, tokens: list[int]) -> int:
+        llm = self._llm
+        n = 0
+        for a, b in zip(llm._input_ids[: llm.n_tokens], tokens[:-1]):
+            if a != b:
+                break
+            n += 1
+        return n
+
+    def _complete_blocking(self, tokens: list[int], max_tokens: int, stop: Sequence[str],
+                           grammar: Any, session: str | None) -> tuple[str, str, Usage]:
+        import llama_cpp
+
+        self._switch_session(session)
+        cached = self._cached_prefix(tokens)
+        ctx = self._llm.ctx
+        llama_cpp.llama_perf_context_reset(ctx)
+        t0 = time.perf_counter()
+        out = self._llm.create_completion(
+            tokens, max_tokens=max_tokens, stop=list(stop) or None, temperature=0.0, top_k=1,
+            repeat_penalty=1.0 if grammar is not None else FREE_TEXT_REPEAT_PENALTY, grammar=grammar,
+        )
+        wall_ms = (time.perf_counter() - t0) * 1000
+        perf = llama_cpp.llama_perf_context(ctx)
+        choice = out["choices"][0]
+        generated = out["usage"]["completion_tokens"]
+        prefill_ms, decode_ms = float(perf.t_p_eval_ms), float(perf.t_eval_ms)
+        if prefill_ms + decode_ms <= 0:  # perf counters unavailable: attribute all to decode
+            decode_ms = wall_ms
+        usage = Usage(prompt_tokens=len(tokens), cached_tokens=cached, generated_tokens=generated,
+                      prefill_ms=prefill_ms, decode_ms=decode_ms)
+        return choice["text"], choice.get("finish_reason") or "stop", usage
+
+    async def _complete(self, prompt: str, max_tokens: int, stop: Sequence[str], grammar: Any,
+                        role: str, session: str | None) -> tuple[str, str, Usage]:
+        tokens = self.tokenize(prompt, add_bos=True)
+        check_window(len(tokens), max_tokens, self.n_ctx, role)
+        async with self.lock.hold() as wait_ms:
+            try:
+                text, finish, usage = await asyncio.to_thread(
+                    self._complete_blocking, tokens, max_tokens, stop, grammar, session)
+            except ModelError:
+                raise
+            except Exception as err:
+                raise ModelError(f"generation failed ({role or 'unnamed'}): {err}") from err
+        return text, finish, Usage(usage.prompt_tokens, usage.cached_tokens, usage.generated_tokens,
+                                   usage.prefill_ms, usage.decode_ms, wait_ms)
+
+    async def generate(self, prompt: str, *, max_tokens: int, stop: Sequence[str] = (), role: str = "",
+                       session: str | None = None) -> Completion:
+        stops = tuple(stop) + self.stop_sequences()
+        text, finish, usage = await self._complete(prompt, max_tokens, stops, None, role, session)
+        return Completion(text.strip(), usage, finish)
+
+    async def generate_structured(self, prompt: str, schema: type[T], *, max_tokens: int, role: str = "",
+                                  session: str | None = None) -> Structured[T]:
+        grammar = self.grammar_for(schema)
+        raw, finish, usage = await self._complete(prompt, max_tokens, (), grammar, role, session)
+        try:
+            value = schema.model_validate_json(raw)
+        except ValidationError as err:
+            # The grammar admits only schema-shaped JSON; what can still fail is a cut-off output
+            # (max_tokens reached) or a constraint the grammar cannot express.
+            raise StructuredOutputError(raw, finish, str(err)) from err
+        return Structured(value, raw, usage)
+
+    def close(self) -> None:
+        self._sessions.clear()
+        llm, self._llm = self._llm, None
+        if llm is not None:
+            llm.close()
+
+
+class StructuredOutputError(ModelError):
+    """The constrained output did not validate (usually cut off at max_tokens)."""
+
+    def __init__(self, raw: str, finish_reason: str, detail: str):
+        self.raw = raw
+        self.finish_reason = finish_reason
+        super().__init__(f"structured output invalid (finish={finish_reason}): {detail[:200]}; raw={raw[:200]!r}")

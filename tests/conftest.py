@@ -1,0 +1,46 @@
+"""Fixtures shared by the whole suite: the bundled real model, the sample world, data dirs.
+
+Unit tests use ScriptedModel/FunctionModel; a test that wants the real model asks for the
+`real_model` fixture (marked real_model), which loads the bundled GGUF once per session.
+"""
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from edge_agent.paths import WORLD_DIR
+
+# Where the bundled model is assembled for tests: shared across runs so it is built once.
+MODEL_CACHE_DIR = Path(os.environ.get("EDGE_AGENT_TEST_MODELS", Path.home() / ".cache" / "edge-agent-test" / "models"))
+
+
+@pytest.fixture(scope="session")
+def tiny_model_path() -> Path:
+    from edge_agent.llm.bundled import ensure_bundled_model
+
+    return ensure_bundled_model(MODEL_CACHE_DIR)
+
+
+@pytest.fixture(scope="session")
+def real_model(tiny_model_path):
+    from edge_agent.llm.llamacpp import LlamaCppModel
+
+    model = LlamaCppModel(tiny_model_path, n_ctx=4096, n_threads=2)
+    yield model
+    model.close()
+
+
+@pytest.fixture
+def world_dir() -> Path:
+    return WORLD_DIR
+
+
+@pytest.fixture
+def data_dir(tmp_path, monkeypatch) -> Path:
+    """An empty data dir, also exported as EDGE_AGENT_DATA_DIR for CLI calls in the test."""
+    d = tmp_path / "data"
+    d.mkdir()
+    monkeypatch.setenv("EDGE_AGENT_DATA_DIR", str(d))
+    return d
