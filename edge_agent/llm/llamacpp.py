@@ -16,6 +16,7 @@ from typing import Any, Sequence, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
+from edge_agent.llm.grammar_decode import GrammarDecoder, prefill
 from edge_agent.llm.base import ChatMessage, Completion, ModelError, ModelLoadError, Structured, Usage
 from edge_agent.llm.lock import GenerationLock
 from edge_agent.llm.templates import PLAIN_STOPS, JinjaChatTemplate, render_plain
@@ -48,7 +49,7 @@ class LlamaCppModel:
 
     def __init__(self, path: Path, *, n_ctx: int = 4096, n_threads: int | None = None,
                  n_batch: int = 256, keep_sessions: bool = True, window: int = 4096,
-                 lock: GenerationLock | None = None, seed: int = 0):
+                 lock: GenerationLock | None = None, seed: int = 0, fast_grammar: bool = True):
         from llama_cpp import Llama  # imported here so tests of other parts never load it
 
         path = Path(path)
@@ -81,6 +82,9 @@ class LlamaCppModel:
                 self._template = JinjaChatTemplate(source, bos, eos)
             except Exception as err:  # a broken template must not stop the model: fall back
                 log.warning("chat template of %s unusable (%s); using the plain template", path.name, err)
+        self.fast_grammar = fast_grammar
+        """Check the grammar against the argmax first (grammar_decode.py); False = llama-cpp-python's chain."""
+        self._decoder: GrammarDecoder | None = None
         self._grammars: dict[str, Any] = {}
         self._grammar_lock = threading.Lock()
         self._sessions: collections.OrderedDict[str, Any] = collections.OrderedDict()
@@ -123,7 +127,8 @@ class LlamaCppModel:
         with self._grammar_lock:
             grammar = self._grammars.get(key)
             if grammar is None:
-                grammar = LlamaGrammar.from_json_schema(key, verbose=False)
+                expressible = json.dumps(bounded_ints_as_enums(json.loads(key)))
+                grammar = LlamaGrammar.from_json_schema(expressible, verbose=False)
                 self._grammars[key] = grammar
         return grammar
 
@@ -171,14 +176,23 @@ class LlamaCppModel:
         ctx = self._llm.ctx
         llama_cpp.llama_perf_context_reset(ctx)
         t0 = time.perf_counter()
-        out = self._llm.create_completion(
-            tokens, max_tokens=max_tokens, stop=list(stop) or None, temperature=0.0, top_k=1,
-            repeat_penalty=1.0 if grammar is not None else FREE_TEXT_REPEAT_PENALTY, grammar=grammar,
-        )
+        if grammar is not None and self.fast_grammar:
+            if self._decoder is None:
+                self._decoder = GrammarDecoder(self._llm)
+            prefill(self._llm, tokens, cached)
+            out_tokens, finish = self._decoder.decode(grammar._grammar, grammar._root, max_tokens)
+            text = self._llm.detokenize(out_tokens).decode("utf-8", "replace")
+            choice = {"text": text, "finish_reason": finish}
+            generated = len(out_tokens)
+        else:
+            out = self._llm.create_completion(
+                tokens, max_tokens=max_tokens, stop=list(stop) or None, temperature=0.0, top_k=1,
+                repeat_penalty=1.0 if grammar is not None else FREE_TEXT_REPEAT_PENALTY, grammar=grammar,
+            )
+            choice = out["choices"][0]
+            generated = out["usage"]["completion_tokens"]
         wall_ms = (time.perf_counter() - t0) * 1000
         perf = llama_cpp.llama_perf_context(ctx)
-        choice = out["choices"][0]
-        generated = out["usage"]["completion_tokens"]
         prefill_ms, decode_ms = float(perf.t_p_eval_ms), float(perf.t_eval_ms)
         if prefill_ms + decode_ms <= 0:  # perf counters unavailable: attribute all to decode
             decode_ms = wall_ms
@@ -224,6 +238,25 @@ class LlamaCppModel:
         llm, self._llm = self._llm, None
         if llm is not None:
             llm.close()
+
+
+MAX_ENUM_INT_RANGE = 1000  # bounded integers up to this many values become enums in the grammar
+
+
+def bounded_ints_as_enums(node: Any) -> Any:
+    """llama-cpp-python's schema-to-grammar ignores minimum/maximum; a small bounded integer
+    range is rewritten as an enum of its values so the grammar enforces the bounds too."""
+    if isinstance(node, list):
+        return [bounded_ints_as_enums(n) for n in node]
+    if not isinstance(node, dict):
+        return node
+    out = {k: bounded_ints_as_enums(v) for k, v in node.items()}
+    if out.get("type") == "integer" and "enum" not in out:
+        lo = out.get("minimum", out["exclusiveMinimum"] + 1 if "exclusiveMinimum" in out else None)
+        hi = out.get("maximum", out["exclusiveMaximum"] - 1 if "exclusiveMaximum" in out else None)
+        if lo is not None and hi is not None and 0 <= hi - lo < MAX_ENUM_INT_RANGE:
+            out = {"enum": list(range(int(lo), int(hi) + 1))}
+    return out
 
 
 class StructuredOutputError(ModelError):

@@ -184,3 +184,25 @@ def test_corrupt_model_file_names_the_path(tmp_path, content):
     bad.write_bytes(content)
     with pytest.raises(ModelLoadError, match=str(bad)):
         LlamaCppModel(bad)
+
+
+@pytest.mark.parametrize("schema,question", [SCHEMAS[0], SCHEMAS[3]], ids=["Pick", "Step"])
+async def test_fast_grammar_path_matches_llama_cpp_sampler_chain(real_model, schema, question):
+    prompt = real_model.render_chat([ChatMessage("user", question)])
+    outs = {}
+    try:
+        for fast in (False, True):
+            real_model.fast_grammar = fast
+            outs[fast] = (await real_model.generate_structured(prompt, schema, max_tokens=60)).raw
+    finally:
+        real_model.fast_grammar = True
+    assert outs[True] == outs[False]
+
+
+def test_bounded_integers_become_grammar_enums():
+    from edge_agent.llm.llamacpp import bounded_ints_as_enums
+
+    schema = Person.model_json_schema()
+    out = bounded_ints_as_enums(schema)
+    assert out["properties"]["age"] == {"enum": list(range(0, 131))}
+    assert bounded_ints_as_enums({"type": "integer", "minimum": 0}) == {"type": "integer", "minimum": 0}
