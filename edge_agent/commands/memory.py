@@ -1,0 +1,56 @@
+"""`edge-agent memory import FILE.jsonl` and `edge-agent memory search QUERY`."""
+from __future__ import annotations
+
+import asyncio
+import sys
+from pathlib import Path
+
+
+def register(sub, parents) -> None:
+    p = sub.add_parser("memory", parents=parents, help="the long-term memory log")
+    group = p.add_subparsers(dest="memory_command", metavar="ACTION", required=True)
+    imp = group.add_parser("import", parents=parents, help="append entries from a JSONL file")
+    imp.add_argument("files", nargs="+", type=Path, metavar="FILE.jsonl",
+                     help='lines of {"kind", "who", "when" (ISO with offset), "text"}')
+    imp.set_defaults(func=run_import)
+    search = group.add_parser("search", parents=parents, help="keyword search of the log")
+    search.add_argument("query")
+    search.add_argument("--limit", type=int, default=10)
+    search.set_defaults(func=run_search)
+
+
+def run_import(args, settings) -> int:
+    from edge_agent.ingest.console import finish_import, progress_factory
+    from edge_agent.ingest.jsonl import SourceError
+    from edge_agent.ingest.notes import import_memory
+    from edge_agent.store import Store
+
+    async def main() -> int:
+        reports, problems = [], []
+        async with Store.open(settings.db_path) as store:
+            for path in args.files:
+                bar = progress_factory()(f"memory {path.name}")
+                try:
+                    reports.append(await import_memory(store.memory, path, bar))
+                except SourceError as err:
+                    problems.append(str(err))
+                finally:
+                    bar.finish()
+        return finish_import(reports, problems)
+
+    return asyncio.run(main())
+
+
+def run_search(args, settings) -> int:
+    from edge_agent.store import Store
+
+    async def main() -> int:
+        async with Store.open(settings.db_path) as store:
+            entries = await store.memory.search(args.query, args.limit)
+        for e in entries:
+            print(f"{e.id:>6}  {e.when}  {e.kind:<8} {e.who}: {e.text}")
+        if not entries:
+            print(f"nothing matches {args.query!r}", file=sys.stderr)
+        return 0
+
+    return asyncio.run(main())

@@ -1,0 +1,203 @@
+"""The file index: the user's files on each device, searchable by name, folders, kind and text.
+
+`search_files` and `index_paths` are pure functions of a connection so the file peer on another
+device can serve the same search over MQTT.
+"""
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Callable
+
+import aiosqlite
+
+from edge_agent.store.extract import ExtractionError, Extracted, describe, extract
+from edge_agent.store.sql import fetch_all, fetch_one, field_fts_schema, ranked_sql, transaction
+from edge_agent.store.text import FTS_TOKENIZE, SCORE_DECIMALS, excerpt, fts_query, name_terms
+
+log = logging.getLogger(__name__)
+
+MIGRATION_ORDER = 10
+
+FIELD_WEIGHTS = {"name_terms": 4.0, "dirs": 2.0, "meta": 1.0, "text": 1.0}
+"""bm25 weight of a hit in the file's name, its folder names, its kind words and its text."""
+DEFAULT_LIMIT = 5  # hits a search returns
+
+Progress = Callable[[int, int], None]
+"""progress(done, total) during indexing."""
+
+
+async def files_001_create(conn: aiosqlite.Connection) -> None:
+    await conn.execute(
+        "CREATE TABLE files (id INTEGER PRIMARY KEY, device TEXT NOT NULL, path TEXT NOT NULL,"
+        " root TEXT NOT NULL, name TEXT NOT NULL, kind TEXT NOT NULL, size INTEGER NOT NULL,"
+        " mtime REAL NOT NULL, name_terms TEXT NOT NULL, dirs TEXT NOT NULL, meta TEXT NOT NULL,"
+        " text TEXT NOT NULL, UNIQUE(device, path))")
+    for sql in field_fts_schema("files", list(FIELD_WEIGHTS), FTS_TOKENIZE):
+        await conn.execute(sql)
+    await conn.execute("CREATE TABLE devices (id TEXT PRIMARY KEY, name TEXT NOT NULL)")
+
+
+MIGRATIONS = [files_001_create]
+
+
+@dataclass
+class IndexReport:
+    """What one indexing pass did."""
+
+    device: str
+    """Device the files were indexed under."""
+    scanned: int = 0
+    """Files found under the roots."""
+    indexed: int = 0
+    """New or changed files (re)indexed."""
+    unchanged: int = 0
+    """Files skipped because size and mtime were unchanged."""
+    removed: int = 0
+    """Index rows dropped because their file is gone."""
+    rejects: list[str] = field(default_factory=list)
+    """One line a problem: "path: why" (a file whose text is unreadable is still indexed by name)."""
+
+
+def _iso(mtime: float) -> str:
+    return datetime.fromtimestamp(mtime, timezone.utc).isoformat(timespec="seconds")
+
+
+def _hit(row: aiosqlite.Row, query: str) -> dict:
+    return {"device": row["device"], "path": row["path"], "name": row["name"], "kind": row["kind"],
+            "size": row["size"], "mtime": _iso(row["mtime"]), "excerpt": excerpt(row["text"], query),
+            "score": float(row["score"])}
+
+
+async def search_files(conn: aiosqlite.Connection, query: str, devices: list[str] | None = None,
+                       limit: int = DEFAULT_LIMIT) -> list[dict]:
+    """Best hits for `query` among the devices' files (all when devices is empty), best first."""
+    match = fts_query(query)
+    if match is None:
+        return []
+    where = f"t.device IN ({', '.join('?' for _ in devices)})" if devices else ""
+    sql = ranked_sql("files", FIELD_WEIGHTS, SCORE_DECIMALS, where=where, tiebreak="mtime DESC")
+    rows = await fetch_all(conn, sql, [match] * len(FIELD_WEIGHTS) + list(devices or []) + [limit])
+    return [_hit(r, query) for r in rows]
+
+
+def _walk(root: Path, rejects: list[str]) -> list[Path]:
+    """Regular files under root, hidden files and folders skipped, in a stable order."""
+    found = []
+
+    def unreadable(err: OSError) -> None:
+        rejects.append(f"{err.filename}: cannot read folder: {err.strerror or err}")
+
+    for dirpath, dirnames, filenames in os.walk(root, onerror=unreadable, followlinks=False):
+        dirnames[:] = sorted(d for d in dirnames if not d.startswith("."))
+        for name in sorted(filenames):
+            if not name.startswith("."):
+                found.append(Path(dirpath) / name)
+    return found
+
+
+async def _upsert(conn: aiosqlite.Connection, device: str, root: Path, path: Path, stat: os.stat_result,
+                  facts: Extracted) -> None:
+    rel = path.relative_to(root)
+    dirs = " ".join([root.name, *rel.parent.parts])
+    await conn.execute(
+        "INSERT INTO files(device, path, root, name, kind, size, mtime, name_terms, dirs, meta, text)"
+        " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT(device, path) DO UPDATE SET"
+        " root=excluded.root, name=excluded.name, kind=excluded.kind, size=excluded.size,"
+        " mtime=excluded.mtime, name_terms=excluded.name_terms, dirs=excluded.dirs, meta=excluded.meta,"
+        " text=excluded.text",
+        (device, str(path), str(root), path.name, facts.kind, stat.st_size, stat.st_mtime,
+         name_terms(path.stem), dirs, facts.meta, facts.text))
+
+
+async def index_paths(conn: aiosqlite.Connection, device: str, roots: list[Path],
+                      progress: Progress | None = None) -> IndexReport:
+    """Index the files under `roots` as `device`'s; only new or changed files are read again."""
+    report = IndexReport(device=device)
+    await register_device(conn, device)
+    plan: list[tuple[Path, Path]] = []
+    walked: set[str] = set()
+    for root in roots:
+        root = Path(root).expanduser().resolve()
+        if not root.is_dir():  # a missing root (an unplugged disk) keeps its old index rows
+            report.rejects.append(f"{root}: not a folder")
+            continue
+        walked.add(str(root))
+        plan.extend((root, p) for p in _walk(root, report.rejects))
+    report.scanned = len(plan)
+    known = {(r["root"], r["path"]): (r["mtime"], r["size"]) for r in await fetch_all(
+        conn, "SELECT root, path, mtime, size FROM files WHERE device = ?", (device,))}
+    seen: set[tuple[str, str]] = set()
+    for done, (root, path) in enumerate(plan, 1):
+        seen.add((str(root), str(path)))
+        try:
+            await _index_one(conn, report, known, device, root, path)
+        except OSError as err:  # vanished or unreadable between the walk and now: keep any old row
+            report.rejects.append(f"{path}: cannot read: {err.strerror or err}")
+        if progress:
+            progress(done, len(plan))
+    gone = [key for key in known if key[0] in walked and key not in seen]
+    async with transaction(conn):
+        for root, path in gone:
+            await conn.execute("DELETE FROM files WHERE device = ? AND path = ?", (device, path))
+    report.removed = len(gone)
+    return report
+
+
+async def _index_one(conn: aiosqlite.Connection, report: IndexReport, known: dict, device: str, root: Path,
+                     path: Path) -> None:
+    stat = path.stat()
+    if known.get((str(root), str(path))) == (stat.st_mtime, stat.st_size):
+        report.unchanged += 1
+        return
+    try:
+        facts = await asyncio.to_thread(extract, path)
+    except ExtractionError as err:
+        report.rejects.append(f"{path}: {err}; indexed by name and metadata only")
+        facts = describe(path)
+    async with transaction(conn):
+        await _upsert(conn, device, root, path, stat, facts)
+    report.indexed += 1
+
+
+async def register_device(conn: aiosqlite.Connection, device: str, name: str | None = None) -> None:
+    """Remember a device id (and its display name, when given)."""
+    async with transaction(conn):
+        await conn.execute(
+            "INSERT INTO devices(id, name) VALUES (?, ?) ON CONFLICT(id) DO UPDATE SET"
+            " name = CASE WHEN ? IS NULL THEN devices.name ELSE excluded.name END",
+            (device, name or device, name))
+
+
+class FileIndexRepo:
+    """The file index, bound to one connection."""
+
+    def __init__(self, conn: aiosqlite.Connection):
+        self.conn = conn
+
+    async def search(self, query: str, devices: list[str] | None = None, limit: int = DEFAULT_LIMIT) -> list[dict]:
+        return await search_files(self.conn, query, devices, limit)
+
+    async def index(self, device: str, roots: list[Path], progress: Progress | None = None) -> IndexReport:
+        return await index_paths(self.conn, device, roots, progress)
+
+    async def register_device(self, device: str, name: str | None = None) -> None:
+        await register_device(self.conn, device, name)
+
+    async def devices(self) -> list[dict]:
+        """Known devices: registered ones plus any that own indexed files, as {"id", "name"}."""
+        rows = await fetch_all(
+            self.conn, "SELECT id, name FROM devices UNION SELECT DISTINCT device, device FROM files"
+                       " WHERE device NOT IN (SELECT id FROM devices) ORDER BY 1")
+        return [{"id": r[0], "name": r[1]} for r in rows]
+
+    async def count(self, device: str | None = None) -> int:
+        if device:
+            row = await fetch_one(self.conn, "SELECT count(*) FROM files WHERE device = ?", (device,))
+        else:
+            row = await fetch_one(self.conn, "SELECT count(*) FROM files")
+        return int(row[0])

@@ -1,0 +1,73 @@
+"""Small SQL helpers shared by the store's repositories."""
+from __future__ import annotations
+
+import contextlib
+from typing import Any, AsyncIterator, Iterable
+
+import aiosqlite
+
+
+@contextlib.asynccontextmanager
+async def transaction(conn: aiosqlite.Connection) -> AsyncIterator[None]:
+    """BEGIN IMMEDIATE .. COMMIT (ROLLBACK on error); joins a transaction already open."""
+    if conn.in_transaction:
+        yield
+        return
+    await conn.execute("BEGIN IMMEDIATE")
+    try:
+        yield
+    except BaseException:
+        await conn.rollback()
+        raise
+    await conn.commit()
+
+
+async def fetch_all(conn: aiosqlite.Connection, sql: str, params: Iterable[Any] = ()) -> list[aiosqlite.Row]:
+    async with conn.execute(sql, tuple(params)) as cur:
+        return list(await cur.fetchall())
+
+
+async def fetch_one(conn: aiosqlite.Connection, sql: str, params: Iterable[Any] = ()) -> aiosqlite.Row | None:
+    async with conn.execute(sql, tuple(params)) as cur:
+        return await cur.fetchone()
+
+
+def field_fts_names(table: str, fields: list[str]) -> dict[str, str]:
+    """FTS5 table name of each searchable field: {field: "<table>_<field>_fts"}."""
+    return {f: f"{table}_{f}_fts" for f in fields}
+
+
+def field_fts_schema(table: str, fields: list[str], tokenize: str) -> list[str]:
+    """One external-content FTS5 table a field, plus triggers keeping them all in step with `table`.
+
+    A table a field (not one multi-column table) because FTS5's bm25() normalises by the length
+    of the whole row: a long body would drown a title hit. Scored separately, each field is
+    normalised by its own length and the weights mean what they say (a BM25F-like sum).
+    """
+    names = field_fts_names(table, fields)
+    stmts = [f"CREATE VIRTUAL TABLE {fts} USING fts5({field}, content='{table}', content_rowid='id',"
+             f" tokenize='{tokenize}')" for field, fts in names.items()]
+    ins = " ".join(f"INSERT INTO {fts}(rowid, {f}) VALUES (new.id, new.{f});" for f, fts in names.items())
+    dele = " ".join(f"INSERT INTO {fts}({fts}, rowid, {f}) VALUES ('delete', old.id, old.{f});"
+                    for f, fts in names.items())
+    stmts += [f"CREATE TRIGGER {table}_fts_ai AFTER INSERT ON {table} BEGIN {ins} END",
+              f"CREATE TRIGGER {table}_fts_ad AFTER DELETE ON {table} BEGIN {dele} END",
+              f"CREATE TRIGGER {table}_fts_au AFTER UPDATE ON {table} BEGIN {dele} {ins} END"]
+    return stmts
+
+
+def ranked_sql(table: str, weights: dict[str, float], decimals: int, where: str = "",
+               tiebreak: str = "id DESC") -> str:
+    """SELECT rows of `table` matching ?-per-field, with `score` = -(sum of weight x bm25), best first.
+
+    Parameters, in order: the MATCH expression once a field, then those of `where`, then LIMIT.
+    """
+    names = field_fts_names(table, list(weights))
+    ctes = ", ".join(f"m_{f} AS (SELECT rowid AS id, bm25({fts}) AS s FROM {fts} WHERE {fts} MATCH ?)"
+                     for f, fts in names.items())
+    joins = " ".join(f"LEFT JOIN m_{f} ON m_{f}.id = t.id" for f in names)
+    total = " + ".join(f"{w} * coalesce(m_{f}.s, 0)" for f, w in weights.items())
+    any_hit = " OR ".join(f"m_{f}.id IS NOT NULL" for f in names)
+    extra = f" AND ({where})" if where else ""
+    return (f"WITH {ctes} SELECT t.*, round(-({total}), {decimals}) AS score FROM {table} t {joins}"
+            f" WHERE ({any_hit}){extra} ORDER BY score DESC, t.{tiebreak}, t.id DESC LIMIT ?")

@@ -1,0 +1,92 @@
+"""Notebook and memory log: migrations, CRUD, FTS sync and ranking on a real SQLite file."""
+import pytest
+
+from edge_agent.store import Store
+from edge_agent.store.db import all_migrations
+
+
+async def test_migrations_apply_once_and_are_recorded(tmp_path):
+    path = tmp_path / "m.db"
+    async with Store.open(path) as store:
+        async with store.conn.execute("SELECT name FROM _migrations") as cur:
+            names = {r[0] for r in await cur.fetchall()}
+    assert {"notebook_001_create", "memory_001_create", "calendar_001_create", "files_001_create"} <= names
+    assert names == {n for n, _ in all_migrations()}
+    async with Store.open(path) as store:  # reopening applies nothing new and keeps the data
+        async with store.conn.execute("SELECT count(*) FROM _migrations") as cur:
+            assert (await cur.fetchone())[0] == len(names)
+        async with store.conn.execute("PRAGMA journal_mode") as cur:
+            assert (await cur.fetchone())[0] == "wal"
+
+
+async def test_notebook_add_get_remove_and_fts_stays_in_sync(store):
+    note = await store.notebook.add("fact", "Bike lock", "The bike lock code is 4417.", "2026-01-02")
+    assert (await store.notebook.get(note.id)).body == "The bike lock code is 4417."
+    assert [n.id for n in await store.notebook.search("lock code")] == [note.id]
+    updated, created = await store.notebook.upsert("fact", "Bike lock", "The new padlock code is 9902.", "2026-02-01")
+    assert (updated.id, created) == (note.id, False)
+    assert await store.notebook.search("4417") == []
+    assert [n.body for n in await store.notebook.search("padlock")] == ["The new padlock code is 9902."]
+    assert await store.notebook.remove(note.id) is True
+    assert await store.notebook.remove(note.id) is False
+    assert await store.notebook.search("padlock") == []
+
+
+async def test_notebook_rejects_unknown_kind(store):
+    with pytest.raises(ValueError, match="kind"):
+        await store.notebook.add("gossip", "t", "b", "2026-01-01")
+
+
+async def _filler(store, n: int = 8) -> None:
+    # bm25's IDF is ~0 in a two-row table; a few unrelated notes make it a realistic corpus.
+    for i in range(n):
+        await store.notebook.add("fact", f"Filler {i}", f"Unrelated note number {i} about gardening.", "2025-06-01")
+
+
+async def test_notebook_ranking_title_beats_body_and_recency_breaks_ties(store):
+    await _filler(store)
+    await store.notebook.add("digest", "Weekend plans", "Might see the dentist friend Priya for lunch.", "2026-03-01")
+    person = await store.notebook.add("person", "Priya Nair (dentist)",
+                                      "Works at the harbour practice; phone 0117 496 0733; likes tea, "
+                                      "cycling, long walks and board games with her two nephews.", "2026-01-01")
+    assert (await store.notebook.search("dentist"))[0].id == person.id
+    old = await store.notebook.add("fact", "Boiler service", "Boiler serviced by Nowak.", "2025-01-01")
+    new = await store.notebook.add("fact", "Boiler service", "Boiler serviced by Nowak.", "2026-06-01")
+    assert [n.id for n in await store.notebook.search("boiler")] == [new.id, old.id]
+
+
+async def test_notebook_search_normalises_case_accents_and_plurals(store):
+    note = await store.notebook.add("person", "Sofia Álvarez (manager)", "Keeps all receipts for expenses.", "2026-01-01")
+    for query in ("alvarez", "ÁLVAREZ", "receipt", "Receipts", "expense", "manag", "expensed", "managing"):
+        assert [n.id for n in await store.notebook.search(query)] == [note.id], query
+
+
+async def test_notebook_recent_browses_newest_first(store):
+    for day in ("2026-01-05", "2026-03-01", "2026-02-10"):
+        await store.notebook.add("fact", f"note {day}", "x", day)
+    assert [n.updated for n in await store.notebook.recent(2)] == ["2026-03-01", "2026-02-10"]
+    assert await store.notebook.search("   ") == []
+
+
+async def test_memory_dedupes_identical_entries_and_requires_an_offset(store):
+    assert await store.memory.add("call", "Mum", "2026-03-01T18:00:00+00:00", "Talked about the allotment.") is True
+    # The same instant written with another offset is the same entry.
+    assert await store.memory.add("call", "Mum", "2026-03-01T19:00:00+01:00", "Talked about the allotment.") is False
+    assert await store.memory.count() == 1
+    with pytest.raises(ValueError, match="offset"):
+        await store.memory.add("call", "Mum", "2026-03-01T18:00:00", "x")
+    with pytest.raises(ValueError, match="kind"):
+        await store.memory.add("letter", "Mum", "2026-03-01T18:00:00+00:00", "x")
+
+
+async def test_memory_search_ranks_exact_word_over_prefix_and_newer_on_tie(store):
+    await store.memory.add("journal", "me", "2026-01-01T10:00:00+00:00", "The kiln was hotter than usual today.")
+    await store.memory.add("post", "me", "2026-01-02T10:00:00+00:00", "Best hot chocolate in town at the cafe.")
+    await store.memory.add("chat", "Joel", "2026-02-01T10:00:00+00:00", "Allotment onions are in.")
+    await store.memory.add("chat", "Joel", "2026-03-01T10:00:00+00:00", "Allotment onions are in.")
+    hits = await store.memory.search("hot")
+    assert hits[0].text.startswith("Best hot chocolate") and len(hits) == 2
+    assert [e.when for e in await store.memory.search("allotment onions")] == [
+        "2026-03-01T10:00:00+00:00", "2026-02-01T10:00:00+00:00"]
+    assert [e.who for e in await store.memory.search("joel")][:1] == ["Joel"]
+    assert await store.memory.search("zeppelin") == []
