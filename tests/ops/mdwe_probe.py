@@ -1,0 +1,88 @@
+"""Run the real model under MemoryDenyWriteExecute, as systemd would apply it.
+
+Usage: python mdwe_probe.py MODEL.gguf seccomp|prctl
+
+seccomp: the filter systemd 252 (Debian bookworm, Raspberry Pi OS) installs for
+MemoryDenyWriteExecute=yes — EPERM for mmap(PROT_WRITE|PROT_EXEC), mprotect/pkey_mprotect
+with PROT_EXEC and shmat(SHM_EXEC) — built with libseccomp. prctl: the kernel's PR_SET_MDWE,
+which newer systemd uses instead. Then it imports llama_cpp, loads the model, generates free
+text and JSON under a grammar (ctypes callbacks included), and prints one JSON line.
+"""
+import ctypes
+import ctypes.util
+import json
+import mmap
+import resource
+import sys
+
+PR_SET_MDWE, PR_MDWE_REFUSE_EXEC_GAIN = 65, 1
+SCMP_ACT_ALLOW = 0x7FFF0000
+SCMP_ACT_ERRNO_EPERM = 0x00050000 | 1
+SCMP_CMP_MASKED_EQ = 7
+SHM_EXEC = 0o100000
+
+
+class ScmpArgCmp(ctypes.Structure):
+    _fields_ = [("arg", ctypes.c_uint), ("op", ctypes.c_int),
+                ("datum_a", ctypes.c_uint64), ("datum_b", ctypes.c_uint64)]
+
+
+def apply_seccomp() -> None:
+    lib = ctypes.CDLL(ctypes.util.find_library("seccomp") or "libseccomp.so.2", use_errno=True)
+    lib.seccomp_init.restype = ctypes.c_void_p
+    lib.seccomp_init.argtypes = [ctypes.c_uint32]
+    lib.seccomp_syscall_resolve_name.argtypes = [ctypes.c_char_p]
+    lib.seccomp_rule_add_exact_array.argtypes = [ctypes.c_void_p, ctypes.c_uint32, ctypes.c_int,
+                                                 ctypes.c_uint, ctypes.POINTER(ScmpArgCmp)]
+    lib.seccomp_load.argtypes = [ctypes.c_void_p]
+    ctx = lib.seccomp_init(SCMP_ACT_ALLOW)
+    rules = [("mmap", 2, mmap.PROT_WRITE | mmap.PROT_EXEC, mmap.PROT_WRITE | mmap.PROT_EXEC),
+             ("mprotect", 2, mmap.PROT_EXEC, mmap.PROT_EXEC),
+             ("pkey_mprotect", 2, mmap.PROT_EXEC, mmap.PROT_EXEC),
+             ("shmat", 2, SHM_EXEC, SHM_EXEC)]
+    for name, arg, mask, value in rules:
+        nr = lib.seccomp_syscall_resolve_name(name.encode())
+        cmp = ScmpArgCmp(arg, SCMP_CMP_MASKED_EQ, mask, value)
+        if lib.seccomp_rule_add_exact_array(ctx, SCMP_ACT_ERRNO_EPERM, nr, 1, ctypes.byref(cmp)) != 0:
+            raise SystemExit(f"seccomp rule for {name} failed")
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.prctl(38, 1, 0, 0, 0)  # PR_SET_NO_NEW_PRIVS, as NoNewPrivileges=yes; needed to load a filter
+    if lib.seccomp_load(ctx) != 0:
+        raise SystemExit("seccomp_load failed")
+
+
+def apply_prctl() -> None:
+    libc = ctypes.CDLL(None, use_errno=True)
+    if libc.prctl(PR_SET_MDWE, PR_MDWE_REFUSE_EXEC_GAIN, 0, 0, 0) != 0:
+        raise SystemExit(f"PR_SET_MDWE failed: errno {ctypes.get_errno()}")
+
+
+def wx_refused() -> bool:
+    try:
+        mmap.mmap(-1, mmap.PAGESIZE, prot=mmap.PROT_READ | mmap.PROT_WRITE | mmap.PROT_EXEC)
+    except OSError:
+        return True
+    return False
+
+
+def main() -> None:
+    model_path, mode = sys.argv[1], sys.argv[2]
+    {"seccomp": apply_seccomp, "prctl": apply_prctl}[mode]()
+    refused = wx_refused()
+    from llama_cpp import Llama, LlamaGrammar
+
+    llm = Llama(model_path=model_path, n_ctx=4096, n_batch=256, n_threads=1, verbose=False, swa_full=True)
+    text = llm("The capital of France is", max_tokens=8, temperature=0.0)["choices"][0]["text"]
+    grammar = LlamaGrammar.from_json_schema(json.dumps(
+        {"type": "object", "properties": {"answer": {"type": "string", "maxLength": 12}}, "required": ["answer"]}),
+        verbose=False)
+    structured = llm("Answer in JSON: what colour is the sky?\n", max_tokens=32, temperature=0.0,
+                     grammar=grammar)["choices"][0]["text"]
+    state = llm.save_state()
+    llm.load_state(state)
+    print(json.dumps({"mode": mode, "wx_refused": refused, "text": text, "structured": json.loads(structured),
+                      "max_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}))
+
+
+if __name__ == "__main__":
+    main()
