@@ -1,0 +1,86 @@
+"""Sending a logged request's events: sequence numbers from the request log, the final event
+stored before it is published, and marked delivered once the broker acknowledged it.
+"""
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+from typing import Any
+
+import aiosqlite
+from pydantic import BaseModel
+
+from edge_agent.harness.outcome import Outcome
+from edge_agent.net.bridge import MqttBridge
+from edge_agent.net.events import Answer, Error, NeedsConfirmation, dump
+from edge_agent.net.intake import Route
+from edge_agent.store import requests as rlog
+
+log = logging.getLogger(__name__)
+
+
+def _jsonable(value: Any) -> Any:
+    """Usage and attachments as plain JSON (anything odd becomes its string)."""
+    return json.loads(json.dumps(value, default=str))
+
+
+def outcome_event(outcome: Outcome, *, request_id: str, seq: int, confirm_topic: str) -> BaseModel:
+    """The final event for an Outcome."""
+    if outcome.exit_kind == "needs_confirmation" and outcome.pending is not None:
+        return NeedsConfirmation(request_id=request_id, seq=seq, text=outcome.answer,
+                                 action_id=outcome.pending.id, preview=outcome.pending.preview,
+                                 confirm_topic=confirm_topic)
+    if outcome.exit_kind == "error":
+        return Error(request_id=request_id, seq=seq, code="failed",
+                     message=outcome.error or outcome.answer or "the request failed")
+    return Answer(request_id=request_id, seq=seq, text=outcome.answer, exit_kind=outcome.exit_kind,
+                  attachment=_jsonable(outcome.attachment), sources=list(outcome.sources),
+                  usage=_jsonable(outcome.usage))
+
+
+class ReplySender:
+    """Publishes the events of logged requests."""
+
+    def __init__(self, bridge: MqttBridge, conn: aiosqlite.Connection):
+        self.bridge = bridge
+        self.conn = conn
+        self._tasks: set[asyncio.Task] = set()
+
+    async def send(self, row_key: tuple[str, str], route: Route, make_event, seq: int | None = None) -> None:
+        """Publish one non-final event; `make_event(seq)` builds it (seq None = reserve one now)."""
+        if seq is None:
+            seq = await rlog.take_seq(self.conn, *row_key)
+        self.bridge.publish(route.topic, dump(make_event(seq)), qos=1, correlation=route.correlation)
+
+    async def finish(self, row_key: tuple[str, str], route: Route, make_event, seq: int | None = None) -> bytes | None:
+        """Store the final event, then publish it; None if the request was already done."""
+        if seq is None:
+            seq = await rlog.take_seq(self.conn, *row_key)
+        payload = dump(make_event(seq))
+        if not await rlog.finish_request(self.conn, *row_key, payload):
+            log.warning("request %s/%s was already answered; keeping the first answer", *row_key)
+            return None
+        self.publish_final(row_key, route, payload)
+        return payload
+
+    def publish_final(self, row_key: tuple[str, str], route: Route, payload: bytes) -> None:
+        """Publish a stored final event and mark it delivered on PUBACK."""
+        fut = self.bridge.publish(route.topic, payload, qos=1, correlation=route.correlation)
+        fut.add_done_callback(lambda f: self._delivered(row_key, f))
+
+    def _delivered(self, row_key: tuple[str, str], fut: asyncio.Future) -> None:
+        if fut.cancelled() or fut.exception() is not None:
+            return  # not delivered: re-sent at the next start
+        rc = fut.result()
+        if rc is not None and getattr(rc, "is_failure", False):
+            # Retrying cannot help a refused publish; stop re-sending it.
+            log.error("broker refused the answer of %s/%s: %s", *row_key, rc)
+        task = asyncio.create_task(rlog.mark_delivered(self.conn, *row_key))
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    async def drain(self) -> None:
+        """Wait for pending delivered-marks (at shutdown)."""
+        if self._tasks:
+            await asyncio.gather(*self._tasks, return_exceptions=True)

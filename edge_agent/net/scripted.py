@@ -1,0 +1,119 @@
+"""A scripted model for the service: the test and benchmark seam behind `serve --scripted-delay-ms`.
+
+A subprocess cannot be handed a Python model object, so `serve` can build this FunctionModel
+itself. It drives the real harness along one fixed route: plan -> one tool call (so a pill is
+sent) -> answer -> synthesis, each generation taking `delay_s` (0 = zero latency). Every
+structured call is answered with a valid value of the schema asked for, so the harness's own
+validation runs. Never used unless that hidden option is given.
+"""
+from __future__ import annotations
+
+import json
+import os
+import time
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ValidationError
+
+from edge_agent.harness.outcome import Outcome, PillSink
+from edge_agent.llm.doubles import CallInfo, FunctionModel
+
+SCRIPTED_SKILL = "date_question"  # the route: its one tool needs no arguments
+SCRIPTED_TOOL = "current_date"
+SCRIPTED_ANSWER = "Scripted answer: today is in the date tool's result."
+
+
+def minimal_value(schema: dict[str, Any], defs: dict[str, Any]) -> Any:
+    """A small value satisfying a JSON schema (objects, strings, numbers, arrays, unions, enums)."""
+    if "$ref" in schema:
+        return minimal_value(defs[schema["$ref"].split("/")[-1]], defs)
+    for key in ("anyOf", "oneOf", "allOf"):
+        if key in schema:
+            return minimal_value(schema[key][0], defs)
+    if "const" in schema:
+        return schema["const"]
+    if "enum" in schema:
+        return schema["enum"][0]
+    if "default" in schema:
+        return schema["default"]
+    kind = schema.get("type", "object")
+    if kind == "object":
+        props = schema.get("properties", {})
+        return {k: minimal_value(props[k], defs) for k in schema.get("required", []) if k in props}
+    if kind == "string":
+        return "x" * max(1, schema.get("minLength", 1))
+    if kind in ("integer", "number"):
+        return schema.get("minimum", schema.get("exclusiveMinimum", -1) + 1)
+    if kind == "boolean":
+        return False
+    if kind == "array":
+        return [minimal_value(schema.get("items", {}), defs) for _ in range(schema.get("minItems", 0))]
+    return None
+
+
+def _valid(schema: type[BaseModel], value: Any) -> Any:
+    try:
+        schema.model_validate(value)
+    except ValidationError:
+        js = schema.model_json_schema()
+        return minimal_value(js, js.get("$defs", {}))
+    return value
+
+
+class ScriptedRoute:
+    """The FunctionModel's fn; state is per question (the service runs one at a time)."""
+
+    def __init__(self) -> None:
+        self.l2_steps = 0
+
+    def __call__(self, info: CallInfo) -> Any:
+        role = info.role.split(".", 1)[0]
+        if role == "planner":
+            self.l2_steps = 0
+            return _valid(info.schema, {"skill": SCRIPTED_SKILL, "rationale": "today's date"})
+        if role == "l2":
+            self.l2_steps += 1
+            if self.l2_steps == 1:
+                return _valid(info.schema, {"call_tool": {"tool": SCRIPTED_TOOL, "instruction": "today"}})
+            return _valid(info.schema, {"answer": SCRIPTED_ANSWER})
+        if info.schema is not None:
+            js = info.schema.model_json_schema()
+            return minimal_value(js, js.get("$defs", {}))
+        return SCRIPTED_ANSWER
+
+
+def scripted_model(delay_ms: float) -> FunctionModel:
+    """The seam model: a fixed route, `delay_ms` a generation."""
+    return FunctionModel(fn=ScriptedRoute(), name="scripted-service", delay_s=max(0.0, delay_ms) / 1000)
+
+
+class JournalingAsker:
+    """Wraps an Asker and appends {"event": "start"|"done", request_id, ts, pid} lines (fsynced).
+
+    The benchmark's record of executions, independent of the request log it checks.
+    """
+
+    def __init__(self, inner, path: Path):
+        self.inner = inner
+        self.path = path
+
+    def _note(self, what: str, request_id: str) -> None:
+        with open(self.path, "a", encoding="utf-8") as fh:
+            fh.write(json.dumps({"event": what, "request_id": request_id, "ts": time.time(),
+                                 "pid": os.getpid()}) + "\n")
+            fh.flush()
+            os.fsync(fh.fileno())
+
+    async def ask(self, question: str, *, request_id: str, mode: str = "harness",
+                  on_pill: PillSink | None = None, device: str | None = None) -> Outcome:
+        self._note("start", request_id)
+        out = await self.inner.ask(question, request_id=request_id, mode=mode, on_pill=on_pill, device=device)
+        self._note("done", request_id)
+        return out
+
+    async def confirm(self, action_id: str, *, request_id: str) -> Outcome:
+        self._note("start", request_id)
+        out = await self.inner.confirm(action_id, request_id=request_id)
+        self._note("done", request_id)
+        return out

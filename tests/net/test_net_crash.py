@@ -1,0 +1,54 @@
+"""The agent SIGKILLed mid-request and restarted answers the request (and nothing runs twice)."""
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+
+from netkit import kill_tree, spawn_cli
+
+from edge_agent.net.events import AskRequest
+from edge_agent.net.rpc import AgentClient
+
+GENERATION_MS = 250  # the scripted model's latency a generation: a request takes ~1 s
+
+
+async def _wait_state(client: AgentClient, device: str, state: str, timeout_s: float = 30) -> None:
+    deadline = time.monotonic() + timeout_s
+    while client.device_status.get(device, {}).get("state") != state:
+        assert time.monotonic() < deadline, f"{device} never became {state}: {client.device_status.get(device)}"
+        await asyncio.sleep(0.05)
+
+
+async def test_agent_killed_mid_request_and_restarted_answers_it(settings_for, tmp_path):
+    settings = settings_for("pi")
+    journal = tmp_path / "journal.jsonl"
+    args = ["serve", "--scripted-delay-ms", str(GENERATION_MS), "--exec-journal", str(journal), "--log-format", "text"]
+    agent = spawn_cli(args, settings, tmp_path / "agent-1.log")
+    try:
+        async with AgentClient(settings_for("phone")) as phone:
+            await phone.watch_status("pi")
+            await _wait_state(phone, "pi", "online")
+            await phone.send("pi", "ask", AskRequest(request_id="crash-1", question="what day is it"), expiry_s=120)
+            stream = phone.events("crash-1", 60)
+            before = [await anext(stream), await anext(stream)]
+            assert [e.type for e in before] == ["accepted", "pill"]  # running: the pill comes mid-request
+            kill_tree(agent)
+            await _wait_state(phone, "pi", "offline", 10)  # the Last Will, published by the broker
+            # Sent while the agent is down: kept in its persistent session.
+            await phone.send("pi", "ask", AskRequest(request_id="crash-2", question="and now?"), expiry_s=120)
+            agent = spawn_cli(args, settings, tmp_path / "agent-2.log")
+            after = [e async for e in stream]
+            second = [e async for e in phone.events("crash-2", 60)]
+    finally:
+        kill_tree(agent)
+    assert after[-1].type == "answer" and after[-1].exit_kind == "complete", after
+    seqs = [e.seq for e in before + after]
+    assert seqs == sorted(seqs) and len(set(seqs)) == len(seqs)  # never reused across the crash
+    # It waited behind the recovered crash-1.
+    assert [e.type for e in second] == ["accepted", "queued", "pill", "answer"]
+    lines = [json.loads(line) for line in journal.read_text().splitlines()]
+    done = [entry["request_id"] for entry in lines if entry["event"] == "done"]
+    started = [entry["request_id"] for entry in lines if entry["event"] == "start"]
+    assert started == ["phone.crash-1", "phone.crash-1.r2", "phone.crash-2"]
+    assert done == ["phone.crash-1.r2", "phone.crash-2"]
