@@ -47,14 +47,18 @@ class Outcome:
     """Per role: model calls, prompt/cached/generated tokens, ms; plus totals and queue wait."""
     error: str | None = None
     """Set when exit_kind is error."""
+    reason: str | None = None
+    """Why the loop stopped when it did not complete (which limit, which tool's budget)."""
+    pills: list[str] = field(default_factory=list)
+    """Pill labels emitted, in order."""
 
 
 class Asker(Protocol):
     """The service's view of the assistant."""
 
     async def ask(self, question: str, *, request_id: str, mode: str = "harness",
-                  on_pill: PillSink | None = None) -> Outcome:
-        """Answer one question over the user's data."""
+                  on_pill: PillSink | None = None, device: str | None = None) -> Outcome:
+        """Answer one question over the user's data; `device` scopes file searches to one device."""
 
     async def confirm(self, action_id: str, *, request_id: str) -> Outcome:
         """Run a previewed pending action exactly."""

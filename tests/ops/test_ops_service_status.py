@@ -73,11 +73,17 @@ def test_top_shows_the_running_service(tmp_path):
         print(proc.stdout)
         status = json.loads(proc.stdout)
     finally:
-        if serve.poll() is None:
-            os.killpg(serve.pid, signal.SIGTERM)
-            serve.wait(20)
-        notify.close()
-        broker.kill()
+        try:
+            if serve.poll() is None:
+                os.killpg(serve.pid, signal.SIGTERM)
+                try:
+                    serve.wait(20)
+                except subprocess.TimeoutExpired:
+                    os.killpg(serve.pid, signal.SIGKILL)
+                    serve.wait(5)
+        finally:
+            notify.close()
+            broker.kill()
     assert any(m.startswith(b"READY=1") for m in messages)
     assert status["state"] == "online" and status["device"] == "pi"
     for key in MUST_SHOW:
