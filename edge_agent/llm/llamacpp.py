@@ -6,7 +6,6 @@ pills, watchdog pings). Every prompt is tokenized and counted before generation.
 from __future__ import annotations
 
 import asyncio
-import collections
 import json
 import logging
 import threading
@@ -19,6 +18,7 @@ from pydantic import BaseModel, ValidationError
 from edge_agent.llm.grammar_decode import GrammarDecoder, prefill
 from edge_agent.llm.base import ChatMessage, Completion, ModelError, ModelLoadError, Structured, Usage
 from edge_agent.llm.lock import GenerationLock
+from edge_agent.llm.sessions import SessionKeeper
 from edge_agent.llm.templates import PLAIN_STOPS, JinjaChatTemplate, render_plain
 from edge_agent.llm.window import check_window, fit_tokens
 
@@ -26,7 +26,6 @@ log = logging.getLogger(__name__)
 T = TypeVar("T", bound=BaseModel)
 
 GGUF_MAGIC = b"GGUF"
-MAX_KEPT_SESSIONS = 2  # paused sessions whose KV state is kept in RAM (L2 of the running turn)
 FREE_TEXT_REPEAT_PENALTY = 1.1  # small base models loop without it
 
 
@@ -56,7 +55,6 @@ class LlamaCppModel:
         _check_model_file(path)
         self.path = path
         self.n_ctx = min(n_ctx, window)  # never above the configured window
-        self.keep_sessions = keep_sessions
         self.lock = lock or GenerationLock()
         kwargs: dict[str, Any] = dict(model_path=str(path), n_ctx=self.n_ctx, n_batch=min(n_batch, self.n_ctx),
                                       n_threads=n_threads, seed=seed, verbose=False, logits_all=False)
@@ -87,10 +85,8 @@ class LlamaCppModel:
         self._decoder: GrammarDecoder | None = None
         self._grammars: dict[str, Any] = {}
         self._grammar_lock = threading.Lock()
-        self._sessions: collections.OrderedDict[str, Any] = collections.OrderedDict()
-        self._active_session: str | None = None
-        self.stats = collections.Counter()
-        """Counters: session_saves, session_loads, session_save_ms, session_load_ms."""
+        self.sessions = SessionKeeper(enabled=keep_sessions)
+        """Snapshots and token trails of paused sessions (L2 while L3 runs)."""
 
     # -- tokens --------------------------------------------------------------------------------
     def tokenize(self, text: str, add_bos: bool = False) -> list[int]:
@@ -123,40 +119,20 @@ class LlamaCppModel:
         """The compiled grammar for a pydantic model, built once and cached."""
         from llama_cpp import LlamaGrammar
 
-        key = json.dumps(schema.model_json_schema(), sort_keys=True)
+        json_schema = schema.model_json_schema()
+        key = json.dumps(json_schema, sort_keys=True)  # the cache key only: field order matters below
         with self._grammar_lock:
             grammar = self._grammars.get(key)
             if grammar is None:
-                expressible = json.dumps(bounded_ints_as_enums(json.loads(key)))
-                grammar = LlamaGrammar.from_json_schema(expressible, verbose=False)
+                converted = LlamaGrammar.from_json_schema(json.dumps(grammar_ready(json_schema)), verbose=False)
+                grammar = LlamaGrammar.from_string(strict_json_strings(converted._grammar), verbose=False)
                 self._grammars[key] = grammar
         return grammar
 
     # -- generation ----------------------------------------------------------------------------
-    def _switch_session(self, session: str | None) -> None:
-        """Keep a paused session's KV state so resuming it prefills only what is new."""
-        if session == self._active_session:
-            return
-        if self.keep_sessions and self._active_session is not None:
-            t0 = time.perf_counter()
-            self._sessions[self._active_session] = self._llm.save_state()
-            self._sessions.move_to_end(self._active_session)
-            while len(self._sessions) > MAX_KEPT_SESSIONS:
-                self._sessions.popitem(last=False)
-            self.stats["session_saves"] += 1
-            self.stats["session_save_ms"] += (time.perf_counter() - t0) * 1000
-        if self.keep_sessions and session is not None and session in self._sessions:
-            t0 = time.perf_counter()
-            self._llm.load_state(self._sessions.pop(session))
-            self.stats["session_loads"] += 1
-            self.stats["session_load_ms"] += (time.perf_counter() - t0) * 1000
-        self._active_session = session
-
     def forget_session(self, session: str) -> None:
-        """Drop a finished session's saved state."""
-        self._sessions.pop(session, None)
-        if self._active_session == session:
-            self._active_session = None
+        """Drop a finished session's snapshot and trail."""
+        self.sessions.forget(session)
 
     def _cached_prefix(self, tokens: list[int]) -> int:
         llm = self._llm
@@ -168,10 +144,10 @@ class LlamaCppModel:
         return n
 
     def _complete_blocking(self, tokens: list[int], max_tokens: int, stop: Sequence[str],
-                           grammar: Any, session: str | None) -> tuple[str, str, Usage]:
+                           grammar: Any, session: str | None, prompt: str = "") -> tuple[str, str, Usage]:
         import llama_cpp
 
-        self._switch_session(session)
+        self.sessions.switch(self._llm, session)
         cached = self._cached_prefix(tokens)
         ctx = self._llm.ctx
         llama_cpp.llama_perf_context_reset(ctx)
@@ -184,6 +160,7 @@ class LlamaCppModel:
             text = self._llm.detokenize(out_tokens).decode("utf-8", "replace")
             choice = {"text": text, "finish_reason": finish}
             generated = len(out_tokens)
+            self.sessions.record(session, prompt + text, tokens + out_tokens)
         else:
             out = self._llm.create_completion(
                 tokens, max_tokens=max_tokens, stop=list(stop) or None, temperature=0.0, top_k=1,
@@ -191,6 +168,7 @@ class LlamaCppModel:
             )
             choice = out["choices"][0]
             generated = out["usage"]["completion_tokens"]
+            self.sessions.record(session, prompt, tokens)
         wall_ms = (time.perf_counter() - t0) * 1000
         perf = llama_cpp.llama_perf_context(ctx)
         prefill_ms, decode_ms = float(perf.t_p_eval_ms), float(perf.t_eval_ms)
@@ -198,16 +176,25 @@ class LlamaCppModel:
             decode_ms = wall_ms
         usage = Usage(prompt_tokens=len(tokens), cached_tokens=cached, generated_tokens=generated,
                       prefill_ms=prefill_ms, decode_ms=decode_ms)
+        self.sessions.observe_prefill(usage.prefilled_tokens, prefill_ms)
         return choice["text"], choice.get("finish_reason") or "stop", usage
+
+    def _prompt_tokens(self, prompt: str, session: str | None) -> list[int]:
+        trail = self.sessions.trail(session)
+        if trail is not None and prompt.startswith(trail.text):
+            # Reuse the exact ids the session evaluated (its generated tokens included): a fresh
+            # tokenization of generated text can split it differently and defeat the KV prefix.
+            return trail.tokens + self.tokenize(prompt[len(trail.text):])
+        return self.tokenize(prompt, add_bos=True)
 
     async def _complete(self, prompt: str, max_tokens: int, stop: Sequence[str], grammar: Any,
                         role: str, session: str | None) -> tuple[str, str, Usage]:
-        tokens = self.tokenize(prompt, add_bos=True)
+        tokens = self._prompt_tokens(prompt, session)
         check_window(len(tokens), max_tokens, self.n_ctx, role)
         async with self.lock.hold() as wait_ms:
             try:
                 text, finish, usage = await asyncio.to_thread(
-                    self._complete_blocking, tokens, max_tokens, stop, grammar, session)
+                    self._complete_blocking, tokens, max_tokens, stop, grammar, session, prompt)
             except ModelError:
                 raise
             except Exception as err:
@@ -234,7 +221,7 @@ class LlamaCppModel:
         return Structured(value, raw, usage)
 
     def close(self) -> None:
-        self._sessions.clear()
+        self.sessions.clear()
         llm, self._llm = self._llm, None
         if llm is not None:
             llm.close()
@@ -243,14 +230,31 @@ class LlamaCppModel:
 MAX_ENUM_INT_RANGE = 1000  # bounded integers up to this many values become enums in the grammar
 
 
-def bounded_ints_as_enums(node: Any) -> Any:
-    """llama-cpp-python's schema-to-grammar ignores minimum/maximum; a small bounded integer
-    range is rewritten as an enum of its values so the grammar enforces the bounds too."""
+# Regex classes llama-cpp-python's pattern converter takes literally ("\d" becomes the text \d).
+_PATTERN_CLASSES = {r"\d": "[0-9]", r"\w": "[A-Za-z0-9_]"}
+# Its JSON string rule admits raw control characters, which are not valid JSON; llama.cpp's own
+# json.gbnf excludes them.
+_LOOSE_CHAR = 'char ::= [^"\\\\] |'
+_STRICT_CHAR = 'char ::= [^"\\\\\\x7F\\x00-\\x1F] |'
+
+
+def strict_json_strings(gbnf: str) -> str:
+    """The grammar with JSON strings that cannot contain raw control characters."""
+    return gbnf.replace(_LOOSE_CHAR, _STRICT_CHAR)
+
+
+def grammar_ready(node: Any) -> Any:
+    """A JSON schema rewritten so the grammar converter enforces what pydantic will check:
+    small bounded integer ranges become enums (minimum/maximum are otherwise ignored) and
+    \\d / \\w in patterns become explicit classes. Key order is kept: it is the output order."""
     if isinstance(node, list):
-        return [bounded_ints_as_enums(n) for n in node]
+        return [grammar_ready(n) for n in node]
     if not isinstance(node, dict):
         return node
-    out = {k: bounded_ints_as_enums(v) for k, v in node.items()}
+    out = {k: grammar_ready(v) for k, v in node.items()}
+    if isinstance(out.get("pattern"), str):
+        for cls, explicit in _PATTERN_CLASSES.items():
+            out["pattern"] = out["pattern"].replace(cls, explicit)
     if out.get("type") == "integer" and "enum" not in out:
         lo = out.get("minimum", out["exclusiveMinimum"] + 1 if "exclusiveMinimum" in out else None)
         hi = out.get("maximum", out["exclusiveMaximum"] - 1 if "exclusiveMaximum" in out else None)

@@ -95,7 +95,7 @@ def estimate(model_path: Path, *, n_ctx: int, n_batch: int, keep_sessions: bool,
              kept_sessions: int | None = None) -> MemoryNeed:
     """The memory estimate for running `model_path` with these settings."""
     if kept_sessions is None:
-        from edge_agent.llm.llamacpp import MAX_KEPT_SESSIONS
+        from edge_agent.llm.sessions import MAX_KEPT_SESSIONS
         kept_sessions = MAX_KEPT_SESSIONS
     header = read_header(model_path)
     kv, layers, kv_heads, head_dim = kv_cache_bytes(header, n_ctx)

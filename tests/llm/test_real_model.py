@@ -200,9 +200,32 @@ async def test_fast_grammar_path_matches_llama_cpp_sampler_chain(real_model, sch
 
 
 def test_bounded_integers_become_grammar_enums():
-    from edge_agent.llm.llamacpp import bounded_ints_as_enums
+    from edge_agent.llm.llamacpp import grammar_ready
 
     schema = Person.model_json_schema()
-    out = bounded_ints_as_enums(schema)
+    out = grammar_ready(schema)
     assert out["properties"]["age"] == {"enum": list(range(0, 131))}
-    assert bounded_ints_as_enums({"type": "integer", "minimum": 0}) == {"type": "integer", "minimum": 0}
+    assert grammar_ready({"type": "integer", "minimum": 0}) == {"type": "integer", "minimum": 0}
+
+
+def test_json_strings_in_grammars_exclude_raw_control_characters(real_model):
+    gbnf = real_model.grammar_for(Address)._grammar
+    assert "\\x00-\\x1F" in gbnf
+
+
+def test_grammar_keeps_the_schema_field_order(real_model):
+    gbnf = real_model.grammar_for(Person)._grammar
+    root = next(line for line in gbnf.splitlines() if line.startswith("root ::="))
+    assert root.index("name-kv") < root.index("age-kv") < root.index("home-kv")
+
+
+async def test_structured_resume_reprefills_only_the_new_tokens(real_model):
+    system = ChatMessage("system", "Reply with JSON. " + "Steps: look, think, answer. " * 15)
+    first_prompt = real_model.render_chat([system, ChatMessage("user", "Pick a colour for grass.")])
+    first = await real_model.generate_structured(first_prompt, Pick, max_tokens=40, session="l2:trail")
+    await real_model.generate("An L3 session in between.", max_tokens=4)
+    follow = "\n### Tool result (check_notebook)\nNo notes.\n\n### Assistant\n"
+    second = await real_model.generate_structured(first_prompt + first.raw + follow, Pick, max_tokens=40,
+                                                  session="l2:trail")
+    assert second.usage.prefilled_tokens <= real_model.count_tokens(follow) + 1
+    real_model.forget_session("l2:trail")

@@ -1,0 +1,124 @@
+"""Named sessions over one llama.cpp context: keep a paused session resumable cheaply.
+
+L2's transcript is paused while L3 sessions use the context. Resuming it means either
+re-prefilling its whole prompt or restoring a snapshot of its KV state taken when it paused.
+On a Pi with a 3B model re-prefilling 700 tokens costs ~26 s and a snapshot well under one, on
+this x86 box with a 270M model they are close; so the keeper measures both and snapshots only
+when that is cheaper. It also remembers each session's exact token trail (prompt + generated
+ids), so a resumed prompt that extends the trail's text reuses those ids instead of a fresh
+tokenization that may split the generated text differently.
+"""
+from __future__ import annotations
+
+import collections
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+MAX_KEPT_SESSIONS = 2  # paused sessions whose KV state is kept in RAM (L2 of the running turn)
+EWMA_ALPHA = 0.3  # weight of the newest measurement in the running cost estimates
+
+
+@dataclass
+class Trail:
+    """What one session's context holds: its text and the exact token ids for it."""
+
+    text: str
+    """Prompt plus generated text so far."""
+    tokens: list[int]
+    """Token ids of `text` as evaluated (with BOS)."""
+
+
+@dataclass
+class SessionStats:
+    """Counters for benchmarks and status."""
+
+    saves: int = 0
+    """Snapshots taken."""
+    loads: int = 0
+    """Snapshots restored."""
+    skipped: int = 0
+    """Pauses where re-prefilling was estimated cheaper than a snapshot."""
+    save_ms: float = 0.0
+    """Total time taking snapshots."""
+    load_ms: float = 0.0
+    """Total time restoring snapshots."""
+
+
+@dataclass
+class SessionKeeper:
+    """Decides when to snapshot, holds snapshots and trails. Called with the generation lock held."""
+
+    enabled: bool = True
+    """False: never snapshot (resumes always re-prefill, still reusing any common prefix)."""
+    active: str | None = None
+    """The session whose tokens are in the KV cache now (None = an anonymous one)."""
+    stats: SessionStats = field(default_factory=SessionStats)
+    """Counters."""
+    _snapshots: collections.OrderedDict = field(default_factory=collections.OrderedDict)
+    _trails: dict[str, Trail] = field(default_factory=dict)
+    _prefill_ms_per_token: float | None = None
+    _snapshot_ms_per_token: float | None = None
+
+    # -- cost model ----------------------------------------------------------------------------
+    def observe_prefill(self, tokens: int, ms: float) -> None:
+        if tokens >= 16 and ms > 0:
+            self._prefill_ms_per_token = _ewma(self._prefill_ms_per_token, ms / tokens)
+
+    def _worth_snapshot(self, n_tokens: int) -> bool:
+        if self._prefill_ms_per_token is None or self._snapshot_ms_per_token is None:
+            return True  # no measurements yet: snapshot once to learn its cost
+        return self._snapshot_ms_per_token < self._prefill_ms_per_token
+
+    # -- trails --------------------------------------------------------------------------------
+    def trail(self, session: str | None) -> Trail | None:
+        """The session's trail, if it has one."""
+        return self._trails.get(session) if session else None
+
+    def record(self, session: str | None, text: str, tokens: list[int]) -> None:
+        if session:
+            self._trails[session] = Trail(text, list(tokens))
+
+    # -- switching -----------------------------------------------------------------------------
+    def switch(self, llm: Any, session: str | None) -> None:
+        """Make `session` the active one, snapshotting the one it displaces when worth it."""
+        if session == self.active:
+            return
+        leaving = self.active
+        if self.enabled and leaving is not None:
+            if self._worth_snapshot(llm.n_tokens):
+                t0 = time.perf_counter()
+                self._snapshots[leaving] = (llm.save_state(), llm.n_tokens)
+                self._snapshots.move_to_end(leaving)
+                while len(self._snapshots) > MAX_KEPT_SESSIONS:
+                    self._snapshots.popitem(last=False)
+                ms = (time.perf_counter() - t0) * 1000
+                self.stats.saves += 1
+                self.stats.save_ms += ms
+            else:
+                self.stats.skipped += 1
+        if self.enabled and session is not None and session in self._snapshots:
+            state, n_tokens = self._snapshots.pop(session)
+            t0 = time.perf_counter()
+            llm.load_state(state)
+            ms = (time.perf_counter() - t0) * 1000
+            self.stats.loads += 1
+            self.stats.load_ms += ms
+            per_token = (self.stats.save_ms / self.stats.saves + ms) / max(n_tokens, 1)
+            self._snapshot_ms_per_token = _ewma(self._snapshot_ms_per_token, per_token)
+        self.active = session
+
+    def forget(self, session: str) -> None:
+        self._snapshots.pop(session, None)
+        self._trails.pop(session, None)
+        if self.active == session:
+            self.active = None
+
+    def clear(self) -> None:
+        self._snapshots.clear()
+        self._trails.clear()
+        self.active = None
+
+
+def _ewma(old: float | None, new: float) -> float:
+    return new if old is None else (1 - EWMA_ALPHA) * old + EWMA_ALPHA * new

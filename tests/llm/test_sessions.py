@@ -1,0 +1,58 @@
+"""SessionKeeper: snapshot policy and token trails, with a fake llama context."""
+from edge_agent.llm.sessions import MAX_KEPT_SESSIONS, SessionKeeper
+
+
+class FakeLlm:
+    def __init__(self):
+        self.n_tokens = 0
+        self.saved, self.loaded = [], []
+
+    def save_state(self):
+        self.saved.append(self.n_tokens)
+        return f"state@{self.n_tokens}"
+
+    def load_state(self, state):
+        self.loaded.append(state)
+
+
+def test_switching_snapshots_and_restores():
+    llm, keeper = FakeLlm(), SessionKeeper()
+    keeper.switch(llm, "l2:a")
+    llm.n_tokens = 500
+    keeper.switch(llm, None)  # an L3 session takes the context: L2 is saved
+    assert llm.saved == [500]
+    keeper.switch(llm, "l2:a")  # and restored on resume
+    assert llm.loaded == ["state@500"] and keeper.stats.saves == keeper.stats.loads == 1
+
+
+def test_snapshots_are_skipped_when_reprefill_is_cheaper():
+    llm, keeper = FakeLlm(), SessionKeeper()
+    keeper.observe_prefill(1000, 100.0)  # 0.1 ms a token: a fast machine, a tiny model
+    keeper._snapshot_ms_per_token = 1.0  # measured: snapshots cost 1 ms a token
+    keeper.switch(llm, "l2:a")
+    llm.n_tokens = 500
+    keeper.switch(llm, None)
+    assert llm.saved == [] and keeper.stats.skipped == 1
+    keeper.observe_prefill(1000, 40_000.0)  # a Pi-like 40 ms a token: now snapshots pay
+    keeper.switch(llm, "l2:a")
+    keeper.switch(llm, None)
+    assert llm.saved == [500]
+
+
+def test_at_most_max_kept_sessions_are_kept():
+    llm, keeper = FakeLlm(), SessionKeeper()
+    for i in range(MAX_KEPT_SESSIONS + 2):
+        keeper.switch(llm, f"s{i}")
+        llm.n_tokens = 100 + i
+    keeper.switch(llm, None)
+    assert len(keeper._snapshots) == MAX_KEPT_SESSIONS
+
+
+def test_disabled_keeper_never_snapshots_and_forget_drops_trails():
+    llm, keeper = FakeLlm(), SessionKeeper(enabled=False)
+    keeper.switch(llm, "a")
+    keeper.switch(llm, None)
+    keeper.record("a", "hello", [1, 2])
+    assert llm.saved == [] and keeper.trail("a").tokens == [1, 2]
+    keeper.forget("a")
+    assert keeper.trail("a") is None and keeper.trail(None) is None
