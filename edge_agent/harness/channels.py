@@ -1,0 +1,75 @@
+"""Side channels of one turn: the exact payloads the tools returned, kept apart from the model.
+
+The model's paraphrase of a result steers the loop; the answer is built from these bytes.
+"""
+from __future__ import annotations
+
+import copy
+from dataclasses import dataclass, field
+from typing import Any
+
+from edge_agent.tools.base import ToolResult
+
+
+@dataclass
+class SideChannels:
+    """Everything real tools found during one question (all attempts)."""
+
+    files: list[dict[str, Any]] = field(default_factory=list)
+    """Located files: the best hit of each find_file run, exactly as returned (with its excerpt)."""
+    notes: list[dict[str, Any]] = field(default_factory=list)
+    """Notebook entries, de-duplicated by id, in the order found."""
+    events: list[dict[str, Any]] = field(default_factory=list)
+    """Calendar events, de-duplicated by uid."""
+    memory: list[dict[str, Any]] = field(default_factory=list)
+    """Memory-log entries, de-duplicated by id."""
+    date: dict[str, Any] | None = None
+    """The last current_date payload."""
+    devices: list[dict[str, Any]] = field(default_factory=list)
+    """The last list_devices payload."""
+    unreachable: list[Any] = field(default_factory=list)
+    """Devices a file search could not reach."""
+
+    def add(self, result: ToolResult) -> bool:
+        """Record a result's payload; True if it added something an answer can use."""
+        payload = copy.deepcopy(result.payload)
+        channel = result.channel
+        if channel == "files" and isinstance(payload, dict):
+            self.unreachable.extend(x for x in payload.get("unreachable") or [] if x not in self.unreachable)
+            best = payload.get("best")
+            if isinstance(best, dict) and not any(_same_file(best, f) for f in self.files):
+                self.files.append(best)
+                return True
+            return False
+        if channel in ("notes", "events", "memory") and isinstance(payload, list):
+            key = "uid" if channel == "events" else "id"
+            bucket: list[dict[str, Any]] = getattr(self, channel)
+            before = len(bucket)
+            seen = {item.get(key) for item in bucket}
+            for item in payload:
+                if isinstance(item, dict) and item.get(key) not in seen:
+                    bucket.append(item)
+                    seen.add(item.get(key))
+            return len(bucket) > before
+        if channel == "date" and isinstance(payload, dict):
+            self.date = payload
+            return True
+        if channel == "devices" and isinstance(payload, list):
+            self.devices = payload
+            return False
+        return False
+
+    @property
+    def usable(self) -> bool:
+        """Whether anything an answer can be built from was found."""
+        return bool(self.files or self.notes or self.events or self.memory or self.date)
+
+    def names(self) -> list[str]:
+        """Non-empty channels, in answer-selection order."""
+        pairs = [("files", self.files), ("notes", self.notes), ("events", self.events),
+                 ("memory", self.memory), ("date", self.date)]
+        return [name for name, value in pairs if value]
+
+
+def _same_file(a: dict[str, Any], b: dict[str, Any]) -> bool:
+    return a.get("device") == b.get("device") and a.get("path") == b.get("path")

@@ -1,0 +1,86 @@
+"""L1, the planner: a session whose one tool is plan(skill, rationale).
+
+The skill argument is constrained to the known names (plus "none") by the grammar, so the plan
+is always one of them. Declaring the plan ends the pass at once: the plan tool's handler raises
+PlanSignal and the planner catches it, exactly as dispatch's ToolLoopHalt ends L2.
+"""
+from __future__ import annotations
+
+import functools
+import logging
+import time
+from dataclasses import dataclass
+from typing import Literal, Sequence
+
+from pydantic import BaseModel, ConfigDict, Field, create_model
+
+from edge_agent.harness import prompts
+from edge_agent.harness.reserve import worst_case_tokens
+from edge_agent.harness.skills import NONE_SKILL, Skill
+from edge_agent.harness.turn import TurnContext
+
+log = logging.getLogger(__name__)
+
+RATIONALE_CHARS = 120  # one short sentence; the output reserve covers it at a token a character
+PLAN_TOOL = "plan"
+
+
+@dataclass(frozen=True)
+class Plan:
+    """What L1 declared."""
+
+    skill: str
+    """A skill name, or "none" to answer without tools."""
+    rationale: str
+    """One sentence: what to look for (goes into L2's instructions)."""
+
+
+class PlanSignal(Exception):
+    """Raised by the plan tool: the plan is declared, the planner's pass ends here."""
+
+    def __init__(self, plan: Plan):
+        self.plan = plan
+        super().__init__(f"plan: {plan.skill}")
+
+
+@functools.lru_cache(maxsize=16)
+def plan_schema(skill_names: tuple[str, ...]) -> type[BaseModel]:
+    """The plan tool's argument model with `skill` limited to the known names (cached per set)."""
+    choices = Literal[skill_names + (NONE_SKILL,)]  # type: ignore[valid-type]
+    return create_model(
+        "PlanArgs", __config__=ConfigDict(extra="forbid"),
+        skill=(choices, Field(description="the skill to follow, or none")),
+        rationale=(str, Field(max_length=RATIONALE_CHARS, description="what to look for, one sentence")),
+    )
+
+
+def plan_tool(args: BaseModel, skills: dict[str, Skill]) -> None:
+    """The handler of plan(skill, rationale): declares the plan by raising PlanSignal."""
+    skill = getattr(args, "skill")
+    rationale = getattr(args, "rationale").strip()
+    if not rationale:  # the model may leave it empty; the skill's own description is the fallback
+        rationale = skills[skill].description if skill in skills else "Answer directly."
+    raise PlanSignal(Plan(skill, rationale))
+
+
+class Planner:
+    """Chooses a skill for a question."""
+
+    def __init__(self, skills: dict[str, Skill]):
+        self.skills = skills
+        self.schema = plan_schema(tuple(skills))
+        self.max_tokens = worst_case_tokens(self.schema)
+
+    async def plan(self, turn: TurnContext, tried: Sequence[str] = ()) -> Plan:
+        messages = prompts.planner_messages(self.skills.values(), turn.question, tried)
+        t0 = time.perf_counter()
+        args, _, usage = await turn.structured("planner", messages, self.schema, max_tokens=self.max_tokens,
+                                               bound_tools=[PLAN_TOOL], input=turn.question)
+        try:
+            plan_tool(args, self.skills)
+        except PlanSignal as signal:
+            turn.tracer.log_step(0, "planner", tool=PLAN_TOOL, result=signal.plan.skill,
+                                 ms=(time.perf_counter() - t0) * 1000, tokens_in=usage.prompt_tokens,
+                                 tokens_out=usage.generated_tokens)
+            return signal.plan
+        raise AssertionError("plan tool returned without declaring a plan")

@@ -1,0 +1,84 @@
+"""Runtime plumbing: hidden tools the harness runs itself, never through L2.
+
+current_date gives L3 concrete ranges for relative dates ("next week"); list_devices resolves a
+device name to its id so find_file can be scoped. L2 never sees either decision: the right
+default (search every device) is a property of the runtime, not of a prompt. Plumbing runs emit
+no pill, count against no budget and put nothing in the side channels.
+"""
+from __future__ import annotations
+
+import logging
+import re
+from typing import Any
+
+from pydantic import BaseModel
+
+from edge_agent.harness import prompts
+from edge_agent.harness.toolbox import Toolbox
+from edge_agent.harness.turn import TurnContext
+from edge_agent.tools.base import ToolError
+
+log = logging.getLogger(__name__)
+
+DATE_TOOL = "current_date"
+DEVICES_TOOL = "list_devices"
+DATE_FIELDS = frozenset({"start", "end", "when", "date", "day"})  # args that take a concrete date
+DEVICES_FIELD = "devices"  # find_file's device scope; [] searches every device
+
+
+def wants_dates(args_model: type[BaseModel]) -> bool:
+    return bool(DATE_FIELDS & set(args_model.model_fields))
+
+
+def wants_devices(args_model: type[BaseModel]) -> bool:
+    return DEVICES_FIELD in args_model.model_fields
+
+
+async def _run_hidden(turn: TurnContext, toolbox: Toolbox, name: str) -> Any:
+    if name not in turn.memo:
+        tool = toolbox.tools.get(name)
+        payload = None
+        if tool is not None:
+            try:
+                payload = (await tool(tool.Args(), toolbox.ctx)).payload
+            except ToolError as err:
+                log.warning("%s failed for %s: %s", name, turn.request_id, err)
+        turn.memo[name] = payload
+    return turn.memo[name]
+
+
+async def date_context(turn: TurnContext, toolbox: Toolbox) -> str | None:
+    """The date ranges text for an L3 prompt, from current_date run once per question."""
+    payload = await _run_hidden(turn, toolbox, DATE_TOOL)
+    return prompts.date_context(payload) if isinstance(payload, dict) else None
+
+
+async def device_scope(turn: TurnContext, toolbox: Toolbox, instruction: str) -> list[str]:
+    """Device ids to search: the asker's --device, else devices named in the request, else all ([])."""
+    if DEVICES_TOOL not in toolbox.tools:
+        return []
+    payload = await _run_hidden(turn, toolbox, DEVICES_TOOL)
+    devices = [d for d in payload or [] if isinstance(d, dict)]
+    if turn.device:
+        wanted = turn.device.strip().lower()
+        ids = [_device_id(d) for d in devices if wanted in _spellings(d)]
+        if not ids:
+            log.warning("device %r not among %s; searching every device", turn.device,
+                        [_device_id(d) for d in devices])
+        return ids
+    text = f"{instruction} {turn.question}".lower()
+    words = set(re.findall(r"[a-z0-9_-]+", text))
+    return [_device_id(d) for d in devices if _spellings(d) & words or _name_in(d, text)]
+
+
+def _device_id(d: dict[str, Any]) -> str:
+    return str(d.get("id") or d.get("device") or d.get("name"))
+
+
+def _spellings(d: dict[str, Any]) -> set[str]:
+    return {str(d[k]).strip().lower() for k in ("id", "device", "name") if d.get(k)}
+
+
+def _name_in(d: dict[str, Any], text: str) -> bool:
+    name = str(d.get("name") or "").strip().lower()
+    return " " in name and re.search(rf"\b{re.escape(name)}\b", text) is not None

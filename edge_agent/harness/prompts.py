@@ -1,0 +1,130 @@
+"""All prompt assembly. Stable text first (instructions, signatures, schemas), variable last.
+
+Keeping the unchanging part at the front lets the runtime reuse its KV cache across requests and
+across L2's steps. Every builder returns ChatMessages; the model's chat template renders them.
+"""
+from __future__ import annotations
+
+import json
+from typing import Any, Iterable, Sequence
+
+from pydantic import BaseModel
+
+from edge_agent.harness.skills import NONE_SKILL, Skill
+from edge_agent.llm.base import ChatMessage
+from edge_agent.tools.base import ToolManifest
+
+PLANNER_INSTRUCTIONS = """\
+You are the planner of a personal assistant that answers from the user's own data: a notebook of \
+facts, a memory log of past conversations, a calendar and files on their devices.
+You have one tool, plan(skill, rationale). Call it once: choose the skill that fits the question \
+and say in one short sentence what to look for. Calling it ends your turn.
+Choose "none" only if the question needs none of the user's data.
+Reply with JSON: {"skill": "<a skill name or none>", "rationale": "<what to look for>"}"""
+
+L2_INSTRUCTIONS = """\
+You answer the user's question by following the steps of a skill.
+You have one tool, call_tool. With it you hand a job to one of the tools listed below: put that \
+tool's name in "tool", and in "instruction" write in plain words what you want from it this time, \
+for example {"call_tool": {"tool": "check_notebook", "instruction": "what the notebook says about \
+Anna's birthday"}}. Do not write the tool's arguments; a helper turns your words into them. The \
+result comes back to you and you may call again.
+When the steps are done, do not call a tool: reply {"answer": "<your answer to the user>"}."""
+
+L3_INSTRUCTIONS = """\
+Your only tool is {name}. Turn the instruction you are given into the arguments of one call to \
+{name}, and reply with those arguments as JSON that matches the schema. Follow the rules below. \
+Do not answer the instruction yourself."""
+
+SYNTH_INSTRUCTIONS = """\
+Answer the user's question in one or two sentences, using only the facts given with it. Copy \
+names, dates, numbers and addresses exactly as written. If the facts do not answer the question, \
+say that you could not find it."""
+
+NO_TOOLS_INSTRUCTIONS = """\
+Answer the user briefly, in one or two sentences. You cannot see their notebook, memory, \
+calendar or files in this reply; if the question needs them, say you do not know."""
+
+DIRECT_INSTRUCTIONS = """\
+You answer the user's question from their own data with the tools described below.
+Reply with JSON only. To use a tool: {"tool": "<name>", "args": {<arguments per its schema>}}. \
+Each result comes back to you and you may call again. When you are done: {"answer": "<your answer>"}."""
+
+
+def compact_schema(schema_model: type[BaseModel]) -> str:
+    """The argument JSON schema without titles, on one line (what L3 and direct mode see)."""
+    return json.dumps(_strip_titles(schema_model.model_json_schema()), separators=(",", ":"))
+
+
+def _strip_titles(node: Any) -> Any:
+    if isinstance(node, dict):
+        return {k: _strip_titles(v) for k, v in node.items() if k != "title"}
+    if isinstance(node, list):
+        return [_strip_titles(v) for v in node]
+    return node
+
+
+def tool_card(manifest: ToolManifest, args_model: type[BaseModel]) -> str:
+    """A tool's full description: what L3 (one tool) and direct mode (all tools) are shown."""
+    lines = [f"{manifest.name}: {manifest.description.strip()}"]
+    if manifest.arguments:
+        lines.append("Arguments:")
+        lines += [f"- {name}: {doc.strip()}" for name, doc in manifest.arguments.items()]
+    lines.append(f"JSON schema: {compact_schema(args_model)}")
+    if manifest.crafting_rules.strip():
+        lines.append(f"Rules: {manifest.crafting_rules.strip()}")
+    return "\n".join(lines)
+
+
+def planner_messages(skills: Iterable[Skill], question: str, tried: Sequence[str] = ()) -> list[ChatMessage]:
+    menu = "\n".join(f"- {s.name}: {s.description}" for s in skills)
+    system = f"{PLANNER_INSTRUCTIONS}\n\nSkills:\n{menu}\n- {NONE_SKILL}: answer without looking anything up."
+    user = question
+    if tried:
+        user += f"\n\n(Already tried, found nothing: {', '.join(tried)}. Choose another way if one fits.)"
+    return [ChatMessage("system", system), ChatMessage("user", user)]
+
+
+def signature_lines(manifests: Iterable[ToolManifest]) -> str:
+    """One signature line per tool L2 may see (l2_exposed only)."""
+    return "\n".join(m.signature.strip() for m in manifests if m.l2_exposed)
+
+
+def l2_head(skill_steps: str, exposed: Sequence[ToolManifest], rationale: str, question: str) -> list[ChatMessage]:
+    """L2's fixed start: instructions, signatures, steps (stable) then plan and question (variable)."""
+    system = (f"{L2_INSTRUCTIONS}\n\nTools:\n{signature_lines(exposed)}\n\nSteps:\n{skill_steps}"
+              f"\n\nPlan: {rationale.strip()}")
+    return [ChatMessage("system", system), ChatMessage("user", question)]
+
+
+def l3_messages(manifest: ToolManifest, args_model: type[BaseModel], instruction: str,
+                date_context: str | None = None) -> list[ChatMessage]:
+    system = f"{L3_INSTRUCTIONS.format(name=manifest.name)}\n\n{tool_card(manifest, args_model)}"
+    if date_context:
+        system += f"\n\n{date_context}"
+    return [ChatMessage("system", system), ChatMessage("user", instruction)]
+
+
+def date_context(payload: dict[str, Any]) -> str:
+    """Concrete ranges for relative dates, from current_date's payload (variable text)."""
+    parts = [f"Today is {payload.get('weekday', '')} {payload.get('today', '')}.".replace("  ", " ")]
+    ranges = payload.get("ranges") or {}
+    if ranges:
+        spans = "; ".join(f"{k.replace('_', ' ')}: {v[0]} to {v[1]}" for k, v in ranges.items()
+                          if isinstance(v, (list, tuple)) and len(v) == 2)
+        parts.append(f"Date ranges (YYYY-MM-DD, inclusive): {spans}.")
+    return " ".join(parts)
+
+
+def synth_messages(question: str, facts: str) -> list[ChatMessage]:
+    return [ChatMessage("system", SYNTH_INSTRUCTIONS),
+            ChatMessage("user", f"Facts:\n{facts}\n\nQuestion: {question}")]
+
+
+def no_tools_messages(question: str) -> list[ChatMessage]:
+    return [ChatMessage("system", NO_TOOLS_INSTRUCTIONS), ChatMessage("user", question)]
+
+
+def direct_head(cards: Sequence[str], question: str) -> list[ChatMessage]:
+    system = f"{DIRECT_INSTRUCTIONS}\n\nTools:\n\n" + "\n\n".join(cards)
+    return [ChatMessage("system", system), ChatMessage("user", question)]

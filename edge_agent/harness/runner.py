@@ -1,0 +1,183 @@
+"""The harness end to end: plan, follow, replan once, select and synthesize, exit with one kind.
+
+Exit kinds: complete | halted (a tool's budget ran out) | step_limit (L2 steps, token budget or
+window) | timeout | needs_confirmation | error. A halt or a limit is not a failure: answer
+selection runs on whatever the side channels hold. ContextOverflow and runtime failures end as
+exit kind error with a clear message; nothing escapes as a crash.
+"""
+from __future__ import annotations
+
+import asyncio
+import logging
+import secrets
+from dataclasses import dataclass
+from typing import Any, Callable
+
+import aiosqlite
+
+from edge_agent.harness import answer as answers
+from edge_agent.harness.direct import run_direct
+from edge_agent.harness.follower import Follower, FollowEnd
+from edge_agent.harness.outcome import Outcome, PendingAction, PillSink
+from edge_agent.harness.planner import Planner
+from edge_agent.harness.skills import NONE_SKILL, Skill
+from edge_agent.harness.toolbox import Toolbox
+from edge_agent.harness.turn import ConfirmationRequired, LimitReached, Limits, ModelCallFailed, TurnContext
+from edge_agent.llm.base import ContextOverflow, Model
+from edge_agent.store import traces as trace_store
+from edge_agent.tools.base import ToolError
+
+log = logging.getLogger(__name__)
+
+MODES = ("harness", "direct")
+MAX_ATTEMPTS = 2  # the first plan and one replan
+ACTION_ID_BYTES = 4  # pending-action ids are 8 hex characters, easy to type
+
+
+@dataclass
+class Harness:
+    """Answers questions and confirms pending actions. One instance serves many requests."""
+
+    model: Model
+    """The runtime every generation goes through (its FIFO lock serializes them)."""
+    toolbox: Toolbox
+    """Real tools, guards off, and their context."""
+    skills: dict[str, Skill]
+    """Validated skills by name."""
+    limits: Limits
+    """Bounds of one question."""
+    db: aiosqlite.Connection
+    """Traces and pending actions."""
+    tracing: bool = True
+    """Store trace rows."""
+    clock: Callable[[], float] | None = None
+    """Monotonic clock override (tests)."""
+
+    def __post_init__(self) -> None:
+        self.planner = Planner(self.skills)
+        self.follower = Follower(self.toolbox)
+
+    async def ask(self, question: str, *, request_id: str, mode: str = "harness",
+                  on_pill: PillSink | None = None, device: str | None = None) -> Outcome:
+        kwargs: dict[str, Any] = {"clock": self.clock} if self.clock else {}
+        turn = TurnContext(request_id, question, self.model, self.limits, on_pill, device, **kwargs)
+        try:
+            if mode not in MODES:
+                return self._finish(turn, "error", f"unknown mode {mode!r}; use one of {', '.join(MODES)}",
+                                    error=f"unknown mode {mode!r}")
+            return await self._ask(turn, mode)
+        finally:
+            forget = getattr(self.model, "forget_session", None)
+            if forget is not None:
+                for attempt in (*range(1, MAX_ATTEMPTS + 1), "direct"):
+                    forget(f"l2:{request_id}:{attempt}")
+            await self._save_traces(turn)
+
+    async def _ask(self, turn: TurnContext, mode: str) -> Outcome:
+        end: FollowEnd | None = None
+        no_tools = False
+        try:
+            if mode == "direct":
+                end = await run_direct(turn, self.toolbox)
+            else:
+                end, no_tools = await self._attempts(turn)
+            final = await answers.synthesize(turn, l2_text=end.answer if end else None, no_tools=no_tools)
+            kind = end.kind if end else "complete"
+            return self._finish(turn, kind, final.text, final, reason=end.reason if end else "")
+        except ConfirmationRequired as effect:
+            return await self._needs_confirmation(turn, effect)
+        except LimitReached as limit:
+            final = await self._answer_after(turn)
+            return self._finish(turn, limit.kind, final.text, final, reason=limit.reason)
+        except ModelCallFailed as failed:
+            message = (f"the prompt for {failed.role} does not fit the model's window: {failed.cause}"
+                       if isinstance(failed.cause, ContextOverflow) else f"the model failed in {failed.role}: {failed.cause}")
+            log.warning("request %s: %s", turn.request_id, message)
+            final = await self._answer_after(turn, generate=False)
+            text = final.text if final.sources else f"Sorry, I could not answer: {message}"
+            return self._finish(turn, "error", text, final, error=message)
+        except asyncio.CancelledError:
+            raise
+        except Exception as err:  # our bug: reported as exit kind error, never a dead service
+            log.exception("request %s failed", turn.request_id)
+            message = f"internal error: {type(err).__name__}: {err}"
+            return self._finish(turn, "error", f"Sorry, I could not answer: {message}", error=message)
+
+    async def _attempts(self, turn: TurnContext) -> tuple[FollowEnd | None, bool]:
+        """Plan and follow; an attempt that finds nothing usable replans once, guards reset."""
+        tried: list[str] = []
+        end: FollowEnd | None = None
+        for attempt in range(1, MAX_ATTEMPTS + 1):
+            if attempt > 1:
+                turn.reset_guards()
+            plan = await self.planner.plan(turn, tried)
+            if plan.skill == NONE_SKILL:
+                text = await answers.answer_without_tools(turn)
+                return FollowEnd("complete", text, ()), True
+            end = await self.follower.run(turn, self.skills[plan.skill], plan.rationale, attempt)
+            if turn.channels.usable:
+                break
+            tried.append(plan.skill)
+            log.info("request %s: attempt %d (%s) found nothing usable", turn.request_id, attempt, plan.skill)
+        return end, False
+
+    async def _answer_after(self, turn: TurnContext, generate: bool = True) -> answers.Answer:
+        """Answer selection after a limit or failure: same order, deterministic if no time is left."""
+        chosen = answers.select(turn.channels, turn.question)
+        if chosen is None:
+            return answers.Answer(answers.NOT_FOUND)
+        if generate and chosen.needs_generation and turn.can_generate(turn.limits.answer_tokens):
+            try:
+                return await answers.synthesize(turn)
+            except (ModelCallFailed, LimitReached) as err:
+                log.warning("request %s: synthesis failed (%s); answering from the exact text", turn.request_id, err)
+        return answers.Answer(chosen.fallback, chosen.sources, chosen.attachment)
+
+    async def _needs_confirmation(self, turn: TurnContext, effect: ConfirmationRequired) -> Outcome:
+        action = PendingAction(secrets.token_hex(ACTION_ID_BYTES), effect.tool, effect.arguments, effect.preview)
+        await trace_store.add_pending(self.db, action.id, turn.request_id, action.tool, action.args, action.preview)
+        text = f"{action.preview}\nNothing is saved until you confirm it (action {action.id})."
+        outcome = self._finish(turn, "needs_confirmation", text)
+        outcome.pending = action
+        return outcome
+
+    def _finish(self, turn: TurnContext, kind: str, text: str, final: answers.Answer | None = None, *,
+                reason: str = "", error: str | None = None) -> Outcome:
+        return Outcome(turn.request_id, kind, text,  # type: ignore[arg-type]
+                       attachment=final.attachment if final else None,
+                       sources=list(final.sources) if final else [], tools_called=list(turn.tools_called),
+                       usage=turn.tracer.usage_summary(), error=error, reason=reason or None,
+                       pills=list(turn.pills))
+
+    async def _save_traces(self, turn: TurnContext) -> None:
+        if not self.tracing or not turn.tracer.records:
+            return
+        try:
+            await trace_store.save_traces(self.db, turn.tracer.records)
+        except Exception as err:  # a full disk must not turn an answer into a failure
+            log.warning("request %s: traces not stored: %s", turn.request_id, err)
+
+    async def confirm(self, action_id: str, *, request_id: str) -> Outcome:
+        """Run exactly the previewed action, once."""
+        action_id = action_id.strip()
+        row = await trace_store.get_pending(self.db, action_id)
+        if row is None:
+            return Outcome(request_id, "error", f"There is no pending action {action_id!r}.",
+                           error=f"unknown action {action_id!r}")
+        if not await trace_store.claim_pending(self.db, action_id):
+            return Outcome(request_id, "error", f"Action {action_id} was already confirmed ({row.status}); "
+                                                f"it will not run again.", error=f"action {action_id} is {row.status}")
+        tool = self.toolbox.tools.get(row.tool)
+        try:
+            if tool is None:
+                raise ToolError(f"tool {row.tool} is not available")
+            result = await tool(row.args, self.toolbox.ctx)
+        except Exception as err:  # recorded as failed so the action never hangs in "running"
+            if not isinstance(err, ToolError):
+                log.exception("action %s failed", action_id)
+            await trace_store.finish_pending(self.db, action_id, False, str(err))
+            return Outcome(request_id, "error", f"{row.preview} — failed: {err}", tools_called=[row.tool],
+                           error=str(err))
+        await trace_store.finish_pending(self.db, action_id, True, result.text)
+        return Outcome(request_id, "complete", f"Done. {row.preview}", tools_called=[row.tool],
+                       sources=["effects"])

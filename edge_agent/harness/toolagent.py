@@ -1,0 +1,138 @@
+"""L3, the tool-agent: a fresh session bound to exactly one real tool, for one call.
+
+It sees the tool's full description, argument docs, JSON schema and crafting rules (what L2
+never sees), generates the arguments under that tool's grammar, and the tool runs once with its
+own guards off. A tool without arguments (current_date) runs directly, with no generation.
+
+L3's report to L2 is built deterministically from the ToolResult rather than generated: the
+tool's compact text already is the control signal L2 needs, and a second L3 generation per
+dispatch would cost a full prefill of L3's prompt on a Pi (about 15 s at 27 tok/s) for a
+paraphrase the harness must not trust anyway. The exact payload goes to the side channels.
+"""
+from __future__ import annotations
+
+import dataclasses
+import json
+import logging
+import time
+from dataclasses import dataclass
+from typing import Any
+
+from pydantic import BaseModel
+
+from edge_agent.harness import plumbing, prompts
+from edge_agent.harness.reserve import worst_case_tokens
+from edge_agent.harness.toolbox import Toolbox
+from edge_agent.harness.turn import ConfirmationRequired, ModelCallFailed, TurnContext, model_misbehaved
+from edge_agent.llm.base import ContextOverflow
+from edge_agent.tools.base import ToolError, ToolResult
+
+log = logging.getLogger(__name__)
+
+L3_MAX_TOKENS_CAP = 600  # the most tokens reserved for one tool's arguments, whatever its schema
+PREVIEW_VERBS = {"remember": "Add to notebook"}  # how an effect is announced before confirmation
+
+
+@dataclass(frozen=True)
+class ToolReport:
+    """What one dispatch produced, for L2's transcript and the step log."""
+
+    text: str
+    """The report for L2, fitted to the tool-result budget."""
+    kind: str
+    """ok | empty | error"""
+    result: ToolResult | None = None
+    """The tool's result, when it ran."""
+
+
+def preview_for(tool: str, args: dict[str, Any]) -> str:
+    """The exact preview of an effect: what `confirm` will run."""
+    verb = PREVIEW_VERBS.get(tool, f"Run {tool}")
+    values = [v for v in args.values() if isinstance(v, str)]
+    if len(args) == 1 and len(values) == 1:
+        return f'{verb}: "{values[0]}"'
+    return f"{verb}: {json.dumps(args, ensure_ascii=False, sort_keys=True)}"
+
+
+def args_json(args: BaseModel) -> str:
+    return json.dumps(args.model_dump(mode="json"), ensure_ascii=False, separators=(", ", ": "))
+
+
+async def execute(turn: TurnContext, toolbox: Toolbox, name: str, args: BaseModel, role: str) -> ToolReport:
+    """Run a real tool once (after the effect check), feed the side channels, emit its pill."""
+    manifest = toolbox.manifest(name)
+    if manifest.has_effect:
+        dumped = args.model_dump(mode="json")
+        raise ConfirmationRequired(name, dumped, preview_for(name, dumped))
+    tool = toolbox.tools[name]
+    await turn.emit_pill(manifest.pill)
+    t0 = time.perf_counter()
+    try:
+        result = await tool(args, toolbox.ctx)
+    except ToolError as err:  # the tool's complaint is for the model to read, not a crash
+        turn.tracer.tool_ms += (time.perf_counter() - t0) * 1000
+        turn.tools_called.append(name)
+        text = turn.model.fit_to_tokens(f"{name} failed: {err}", turn.limits.tool_result_tokens)
+        return ToolReport(text, "error")
+    turn.tracer.tool_ms += (time.perf_counter() - t0) * 1000
+    turn.tools_called.append(name)
+    added = turn.channels.add(result)
+    ok = result.found and (added or result.channel not in ("files", "notes", "events", "memory"))
+    head = f"{name} ran with {args_json(args)}" if type(args).model_fields else f"{name} ran"
+    body = f"{head}. It returned: {result.text}" if result.found else f"{head} and found nothing. {result.text}"
+    text = turn.model.fit_to_tokens(body.strip(), turn.limits.tool_result_tokens)
+    return ToolReport(text, "ok" if ok else "empty", result)
+
+
+class ToolAgent:
+    """Runs one dispatch: craft the arguments in a fresh one-tool session, then run the tool."""
+
+    def __init__(self, toolbox: Toolbox):
+        self.toolbox = toolbox
+
+    async def run(self, turn: TurnContext, name: str, instruction: str) -> ToolReport:
+        tool = self.toolbox.tools[name]
+        manifest = tool.manifest
+        role = f"l3.{name}.{turn.next_dispatch()}"
+        if not tool.Args.model_fields:
+            return await self._run_without_generation(turn, name, instruction, role)
+        date_text = await plumbing.date_context(turn, self.toolbox) if plumbing.wants_dates(tool.Args) else None
+        messages = prompts.l3_messages(manifest, tool.Args, instruction, date_text)
+        try:
+            args, raw, _ = await turn.structured(role, messages, tool.Args, max_tokens=l3_max_tokens(tool.Args),
+                                                 bound_tools=[name], input=instruction, tool=name)
+        except ModelCallFailed as failed:
+            if isinstance(failed.cause, ContextOverflow) or not model_misbehaved(failed.cause):
+                raise
+            return ToolReport(f"Could not prepare a call to {name} from that instruction. Say it differently "
+                              f"or answer with what you have.", "error")
+        if plumbing.wants_devices(tool.Args):
+            # Device scope is the runtime's decision, never the small model's.
+            args = args.model_copy(update={plumbing.DEVICES_FIELD: await plumbing.device_scope(
+                turn, self.toolbox, instruction)})
+        report = await execute(turn, self.toolbox, name, args, role)
+        self._amend_trace(turn, raw, args, report)
+        return report
+
+    async def _run_without_generation(self, turn: TurnContext, name: str, instruction: str, role: str) -> ToolReport:
+        started_at, t0 = time.time(), time.perf_counter()
+        report = await execute(turn, self.toolbox, name, self.toolbox.tools[name].Args(), role)
+        turn.tracer.record(role, prompt="", bound_tools=[name], input=instruction, output=report.text,
+                           usage=None, started_at=started_at, ms=(time.perf_counter() - t0) * 1000,
+                           error=None if report.kind != "error" else report.text, tool=name)
+        return report
+
+    @staticmethod
+    def _amend_trace(turn: TurnContext, raw: str, args: BaseModel, report: ToolReport) -> None:
+        """The L3 record's output: the raw arguments, what actually ran, and the report."""
+        records = turn.tracer.records
+        last = records[-1]
+        output = f"{raw}\n=> ran with {args_json(args)}\n=> {report.text}"
+        records[-1] = dataclasses.replace(last, output=output,
+                                          error=report.text if report.kind == "error" else last.error)
+
+
+def l3_max_tokens(args_model: type[BaseModel]) -> int:
+    """Output reserve for one tool's arguments: the schema's worst case, capped."""
+    return min(worst_case_tokens(args_model), L3_MAX_TOKENS_CAP)
+

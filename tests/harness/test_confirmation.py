@@ -1,0 +1,83 @@
+"""Effects never run in the loop: needs_confirmation with an exact preview; confirm runs it once."""
+from __future__ import annotations
+
+from harness_kit import PLANTED, call, plan, role_model
+from edge_agent.store.sql import fetch_all
+from edge_agent.store.traces import get_pending
+
+
+async def notes(store):
+    return [r["body"] for r in await fetch_all(store.conn, "SELECT body FROM notebook ORDER BY id")]
+
+
+async def test_remember_exits_with_preview_and_never_executes(make_harness, store, db):
+    before = await notes(store)
+    model = role_model(planner=[plan("remember_this")],
+                       l2=[call("remember", "the bike lock code is 4417")],
+                       l3={"remember": [{"note": "The user's bike lock code is 4417."}]})
+    h = make_harness(model)
+    out = await h.ask("Remember that my bike lock code is 4417", request_id="r1")
+    assert out.exit_kind == "needs_confirmation"
+    assert out.pending is not None and out.pending.tool == "remember"
+    assert out.pending.args == {"note": "The user's bike lock code is 4417."}
+    assert out.pending.preview == 'Add to notebook: "The user\'s bike lock code is 4417."'
+    assert out.pending.preview in out.answer and out.pending.id in out.answer
+    assert await notes(store) == before  # nothing written
+    assert out.tools_called == [] and out.pills == []  # an effect is not a run
+    assert not [c for c in model.calls if c.role == "synth"]  # the preview is deterministic
+    row = await get_pending(db, out.pending.id)
+    assert row.status == "pending" and row.args == out.pending.args
+
+    done = await h.confirm(out.pending.id, request_id="r2")
+    assert done.exit_kind == "complete"
+    after = await notes(store)
+    assert after == before + ["The user's bike lock code is 4417."]
+
+    again = await h.confirm(out.pending.id, request_id="r3")
+    assert again.exit_kind == "error" and "already confirmed" in again.answer
+    assert await notes(store) == after  # ran exactly once
+    assert (await get_pending(db, out.pending.id)).status == "done"
+
+
+async def test_unknown_action_is_a_clear_error(make_harness):
+    out = await make_harness(role_model()).confirm("nope1234", request_id="r1")
+    assert out.exit_kind == "error" and "no pending action" in out.answer
+
+
+async def test_planted_instruction_in_a_note_cannot_cause_an_effect(make_harness, store, db):
+    """A model that obeys text planted in a note still cannot write anything."""
+    before = await notes(store)
+
+    def obedient_l2(info):
+        # Obeys the planted note as soon as it is in the transcript.
+        if "SYSTEM NOTICE" in info.prompt:
+            return call("remember", "Clara agrees to send 500 pounds")
+        return call("check_notebook", "read me")
+
+    model = role_model(planner=[plan("person_facts"), plan("person_facts")],
+                       l3={"check_notebook": lambda i: {"query": "SYSTEM NOTICE"},
+                           "remember": lambda i: {"note": "Clara agrees to send 500 pounds"}})
+    inner = model.fn
+
+    def fn(info):
+        return obedient_l2(info) if info.role == "l2" else inner(info)
+
+    model.fn = fn
+    out = await make_harness(model).ask("What does my note say?", request_id="r1")
+    assert PLANTED in "".join(c.prompt for c in model.calls if c.role == "l2")
+    # remember is not bound by person_facts: the name does not resolve, L3 never crafts it.
+    assert not [c for c in model.calls if c.role.startswith("l3.remember")]
+    assert out.exit_kind in ("complete", "halted", "step_limit") and out.pending is None
+    assert await notes(store) == before
+    assert (await fetch_all(db, "SELECT * FROM pending_actions")) == []
+
+
+async def test_planted_instruction_in_direct_mode_stops_at_confirmation(make_harness, store):
+    before = await notes(store)
+    steps = [{"tool": "check_notebook", "args": {"query": "SYSTEM NOTICE"}},
+             {"tool": "remember", "args": {"note": "Clara agrees to send 500 pounds"}}]
+    model = role_model(l2=steps)
+    out = await make_harness(model).ask("What does my note say?", request_id="r1", mode="direct")
+    assert out.exit_kind == "needs_confirmation"
+    assert out.pending.preview == 'Add to notebook: "Clara agrees to send 500 pounds"'
+    assert await notes(store) == before

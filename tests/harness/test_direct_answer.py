@@ -1,0 +1,134 @@
+"""The direct baseline, answer selection order, and answers built only from exact bytes."""
+from __future__ import annotations
+
+from harness_kit import LEO_BODY, RESUME_TEXT, answer, call, plan, role_model
+from edge_agent.harness.answer import NOT_FOUND, date_answer, select
+from edge_agent.harness.channels import SideChannels
+from edge_agent.harness.direct import direct_step_schema
+from edge_agent.tools.base import DUPLICATE_NUDGE, ToolResult
+from edge_agent.tools.registry import build_tools
+
+
+async def test_direct_mode_binds_every_full_schema_and_keeps_the_bounds(make_harness):
+    steps = [{"tool": "check_notebook", "args": {"query": "Leo"}},
+             {"tool": "check_notebook", "args": {"query": "LEO"}},  # duplicate args: nudge
+             {"tool": "check_notebook", "args": {"query": "Leo birthday"}},
+             {"tool": "check_notebook", "args": {"query": "brother"}},
+             {"tool": "check_notebook", "args": {"query": "Marsh"}}]  # 4th real call: halt
+    model = role_model(l2=steps, synth="Leo was born on 3 May 1990.")
+    out = await make_harness(model).ask("When is Leo's birthday?", request_id="d1", mode="direct")
+    first = model.calls[0]
+    assert first.role == "l2"
+    for tool in build_tools().values():
+        assert f"{tool.manifest.name}: {tool.manifest.description.strip()}" in first.prompt
+        assert tool.manifest.crafting_rules.strip() in first.prompt
+    assert DUPLICATE_NUDGE in model.calls[2].prompt
+    assert out.exit_kind == "halted" and out.tools_called == ["check_notebook"] * 3
+    assert [c.role for c in model.calls] == ["l2"] * 5 + ["synth"]
+    assert LEO_BODY in model.calls[-1].prompt and out.sources == ["notes"]
+
+
+def test_direct_schema_is_a_union_of_every_tool_and_an_answer():
+    tools = build_tools()
+    schema = direct_step_schema(tools)
+    assert schema.model_validate({"tool": "find_file", "args": {"query": "resume"}}).root.args.devices == []
+    assert schema.model_validate({"answer": "hi"}).root.answer == "hi"
+    refs = schema.model_json_schema()["anyOf"]
+    assert len(refs) == len(tools) + 1
+
+
+def test_selection_order_file_notes_events_memory_date():
+    ch = SideChannels()
+    ch.date = {"today": "2026-11-02", "weekday": "Monday", "ranges": {}}
+    only_date = select(ch, "q")
+    assert only_date.sources == ["date"] and not only_date.needs_generation
+    ch.add(ToolResult("m", [{"id": 1, "kind": "chat", "who": "Clara", "when": "2026-06-10", "text": "Lisbon"}],
+                      channel="memory"))
+    ch.add(ToolResult("e", [{"uid": "u1", "title": "Dentist", "start": "2026-11-03T10:00", "end": None,
+                             "all_day": False, "location": "Park St", "notes": ""}], channel="events"))
+    chosen = select(ch, "q")
+    assert chosen.sources == ["events", "memory", "date"] and chosen.needs_generation
+    assert chosen.facts.index("Dentist") < chosen.facts.index("Lisbon") < chosen.facts.index("Today is Monday")
+    ch.add(ToolResult("n", [{"id": 7, "kind": "fact", "title": "T", "body": "Body of note", "updated": "2026-01-01"}],
+                      channel="notes"))
+    chosen = select(ch, "q")
+    assert chosen.sources[:2] == ["notes", "events"] and chosen.fallback.startswith("From your notebook: T: Body")
+    hit = {"device": "laptop", "path": "/x/resume.txt", "name": "resume.txt", "kind": "document", "size": 1,
+           "mtime": "2026-01-01", "excerpt": RESUME_TEXT, "score": 2.0}
+    assert ch.add(ToolResult("f", {"hits": [hit], "best": hit, "unreachable": []}, channel="files"))
+    chosen = select(ch, "q")
+    assert chosen.sources == ["files", "notes", "events", "memory", "date"]
+    assert chosen.facts.startswith("File resume.txt on laptop") and chosen.facts.index(RESUME_TEXT) < chosen.facts.index("Body of note")
+    assert chosen.attachment == {"device": "laptop", "path": "/x/resume.txt", "name": "resume.txt"}
+    # The same note twice is kept once; payloads are copies, not the tool's objects.
+    before = len(ch.notes)
+    assert not ch.add(ToolResult("n", [{"id": 7, "kind": "fact", "title": "T", "body": "B", "updated": "x"}],
+                                 channel="notes"))
+    assert len(ch.notes) == before
+
+
+def test_lowest_tier_is_cut_first_when_facts_exceed_the_window():
+    ch = SideChannels()
+    ch.add(ToolResult("n", [{"id": 1, "kind": "fact", "title": "Key", "body": "Top fact.", "updated": "x"}],
+                      channel="notes"))
+    ch.add(ToolResult("m", [{"id": 2, "kind": "chat", "who": "A", "when": "w", "text": "filler " * 5000}],
+                      channel="memory"))
+    chosen = select(ch, "q")
+    model = role_model(n_ctx=1024)
+    fitted = model.fit_to_tokens(chosen.facts, 200)
+    assert fitted.startswith("- Key: Top fact.") and len(fitted) < len(chosen.facts)
+
+
+def test_nothing_found_selects_nothing_and_date_answers_are_deterministic():
+    assert select(SideChannels(), "q") is None
+    payload = {"today": "2026-11-02", "weekday": "Monday",
+               "ranges": {"today": ["2026-11-02", "2026-11-02"], "this_weekend": ["2026-11-07", "2026-11-08"]}}
+    assert date_answer(payload, "What about this weekend?") == (
+        "Today is Monday, 2026-11-02. This weekend runs from 2026-11-07 to 2026-11-08.")
+    payload["ranges"].update({"this_week": ["2026-11-02", "2026-11-08"], "next_week": ["2026-11-09", "2026-11-15"],
+                              "last_week": ["2026-10-26", "2026-11-01"], "tomorrow": ["2026-11-03", "2026-11-03"]})
+    assert date_answer(payload, "What date is it this Saturday?").endswith("This saturday is 2026-11-07.")
+    assert date_answer(payload, "and next Friday?").endswith("Next friday is 2026-11-13.")
+    assert date_answer(payload, "What was the date last Tuesday?").endswith("Last tuesday is 2026-10-27.")
+    assert date_answer(payload, "Sunday?").endswith("Sunday is 2026-11-08.")
+    assert date_answer(payload, "and tomorrow?") == "Today is Monday, 2026-11-02. Tomorrow is 2026-11-03."
+
+
+async def test_found_nothing_means_no_synthesis_and_an_honest_answer(make_harness):
+    model = role_model(planner=[plan("person_facts"), plan("recall_conversation")],
+                       l2=[call("check_notebook", "Zed"), answer("Zed is 40."),
+                           call("grep_memory", "Zed"), answer("Zed is 41.")],
+                       l3={"check_notebook": [{"query": "Zed"}], "grep_memory": [{"query": "Zed"}]})
+    out = await make_harness(model).ask("How old is Zed?", request_id="n1")
+    assert out.answer == NOT_FOUND and out.exit_kind == "complete" and out.sources == []
+    assert "synth" not in [c.role for c in model.calls]
+
+
+async def test_synthesis_facts_are_fitted_to_the_window(make_harness, store):
+    await store.notebook.add("fact", "Leo essay", "Leo " + "wrote a very long essay. " * 3000, "2026-10-05")
+    model = role_model(planner=[plan("person_facts")], l2=[call("check_notebook", "Leo"), answer("ok")],
+                       l3={"check_notebook": [{"query": "Leo"}]}, n_ctx=2048)
+    out = await make_harness(model).ask("What did Leo write?", request_id="n2")
+    synth = next(c for c in model.calls if c.role == "synth")
+    assert model.count_tokens(synth.prompt) + synth.max_tokens <= model.n_ctx
+    assert out.exit_kind == "complete"
+
+
+def test_grounding_check_rejects_invented_figures():
+    from edge_agent.harness.answer import grounded
+
+    facts = "- Leo Marsh (brother): Birthday 3 May 1990. Email leo@example.org (updated 2026-10-01)"
+    assert grounded("Leo's birthday is 3 May 1990.", facts)
+    assert grounded("Write to leo@example.org.", facts)
+    assert not grounded("Leo's birthday is 4 May 1990.", facts)
+    assert not grounded("Write to dateofbirth@example.com.", facts)
+    assert not grounded("Facts:\nsomething", facts)
+    assert not grounded("", facts)
+
+
+async def test_an_invented_synthesis_is_replaced_by_the_exact_text(make_harness):
+    model = role_model(planner=[plan("person_facts")], l2=[call("check_notebook", "Leo"), answer("ok")],
+                       l3={"check_notebook": [{"query": "Leo Marsh"}]}, synth="Leo was born on 9 June 1985.")
+    out = await make_harness(model).ask("When is Leo's birthday?", request_id="g1")
+    assert out.answer.startswith("From your notebook: Leo Marsh (brother): " + LEO_BODY)
+    assert out.sources == ["notes"]

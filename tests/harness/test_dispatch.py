@@ -1,0 +1,135 @@
+"""Dispatch rules: name resolution, dedup nudge, the per-tool budget and its halt, replan, guards off."""
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from harness_kit import LEO_BODY, answer, call, plan, role_model
+from edge_agent.harness.dispatch import unknown_tool_text
+from edge_agent.harness.toolbox import normalise_tool_name
+from edge_agent.tools.base import DUPLICATE_NUDGE
+from edge_agent.tools.registry import build_tools
+
+
+def l2_prompts(model):
+    return [c.prompt for c in model.calls if c.role == "l2"]
+
+
+def l3_roles(model):
+    return [c.role for c in model.calls if c.role.startswith("l3.")]
+
+
+@pytest.mark.parametrize("raw, expected", [
+    ("check_notebook", "check_notebook"), ("@check_notebook", "check_notebook"),
+    ("  @Check_Notebook ", "check_notebook"), ("notebook", "check_notebook"), ("@memory", "grep_memory"),
+    ("grep memory", "grep_memory"), ("find_files", None), ("list_devices", None), ("", None),
+])
+def test_resolve_names_and_slugs(make_harness, raw, expected):
+    h = make_harness(role_model())
+    assert h.toolbox.resolve(raw, ["check_notebook", "grep_memory"]) == expected
+
+
+def test_normalise_strips_at_and_spaces():
+    assert normalise_tool_name(" @@Query Calendar ") == "query_calendar"
+
+
+async def test_unknown_name_returns_corrective_text_into_the_loop(make_harness):
+    model = role_model(planner=[plan("person_facts")],
+                       l2=[call("phonebook", "Leo's birthday"), call("@check_notebook", "Leo's birthday"),
+                           answer("3 May")],
+                       l3={"check_notebook": [{"query": "Leo birthday"}]}, synth="Leo's birthday is 3 May.")
+    out = await make_harness(model).ask("When is Leo's birthday?", request_id="r1")
+    assert out.exit_kind == "complete"
+    prompts = l2_prompts(model)
+    expected = unknown_tool_text("phonebook", ["check_notebook", "grep_memory"])
+    assert expected in prompts[1] and "check_notebook, grep_memory" in expected
+    assert out.tools_called == ["check_notebook"]
+    assert l3_roles(model) == ["l3.check_notebook.1"]  # the unknown name never reached L3
+    assert out.sources == ["notes"]
+
+
+async def test_duplicate_instruction_gets_the_nudge_and_no_l3(make_harness):
+    model = role_model(planner=[plan("person_facts")],
+                       l2=[call("check_notebook", "Leo's birthday"), call("check_notebook", "  LEO'S BIRTHDAY "),
+                           answer("done")],
+                       l3={"check_notebook": [{"query": "Leo birthday"}]})
+    out = await make_harness(model).ask("When is Leo's birthday?", request_id="r1")
+    assert DUPLICATE_NUDGE in l2_prompts(model)[2]
+    assert l3_roles(model) == ["l3.check_notebook.1"]
+    assert out.tools_called == ["check_notebook"]
+
+
+async def test_fourth_call_halts_and_answer_comes_from_side_channels(make_harness):
+    synth_inputs = []
+    model = role_model(
+        planner=[plan("person_facts")],
+        l2=[call("check_notebook", f"Leo question {i}") for i in range(1, 6)],
+        l3={"check_notebook": lambda info: {"query": "Leo"}},
+        synth=lambda info: synth_inputs.append(info.prompt) or "Leo was born on 3 May 1990.")
+    out = await make_harness(model).ask("When is Leo's birthday?", request_id="r1")
+    assert out.exit_kind == "halted"
+    assert "check_notebook" in out.reason
+    assert out.tools_called == ["check_notebook"] * 3
+    assert len(l2_prompts(model)) == 4  # the 4th step was generated, then halted at once
+    assert out.sources == ["notes"]
+    assert LEO_BODY in synth_inputs[0]  # synthesized from the exact bytes
+    assert out.answer == "Leo was born on 3 May 1990."
+
+
+async def test_replan_resets_dedup_and_counters(make_harness):
+    model = role_model(
+        planner=[plan("recall_conversation"), plan("person_facts")],
+        l2=[call("grep_memory", "Leo"), call("grep_memory", "Leo birthday"), call("grep_memory", "birthday"),
+            call("grep_memory", "Leo brother"),  # 4th: halts attempt 1 with nothing found
+            call("check_notebook", "Leo"), answer("3 May")],
+        l3={"grep_memory": lambda info: {"query": "zzzz"}, "check_notebook": [{"query": "Leo"}]})
+    out = await make_harness(model).ask("When is Leo's birthday?", request_id="r1")
+    planner_prompts = [c.prompt for c in model.calls if c.role == "planner"]
+    assert len(planner_prompts) == 2
+    assert "recall_conversation" in planner_prompts[1].split("### User", 1)[1]  # told what was tried
+    # The dispatch counter is per question, never reset: it records the order of dispatches.
+    assert l3_roles(model) == ["l3.grep_memory.1", "l3.grep_memory.2", "l3.grep_memory.3",
+                               "l3.check_notebook.4"]
+    assert out.exit_kind == "complete" and out.sources == ["notes"]
+
+
+async def test_replan_allows_reissuing_a_call_made_in_the_first_attempt(make_harness):
+    model = role_model(
+        planner=[plan("person_facts"), plan("person_facts")],
+        l2=[call("grep_memory", "Zed"), answer("nothing"), call("grep_memory", "Zed"), answer("nothing")],
+        l3={"grep_memory": lambda info: {"query": "zzzz"}})
+    out = await make_harness(model).ask("Who is Zed?", request_id="r1")
+    # Without resetting the guards the second "Zed" call would have been nudged, not run.
+    assert l3_roles(model) == ["l3.grep_memory.1", "l3.grep_memory.2"]
+    assert out.answer.startswith("I could not find")
+    assert not [c for c in model.calls if c.role == "synth"]  # nothing found: nothing generated
+
+
+async def test_guards_are_off_inside_l3(make_harness):
+    tools = build_tools(enforce_guards=False)
+    assert all(not t.enforce_guards for t in tools.values())
+    # Different instructions that L3 turns into identical arguments: a guarded tool would nudge the
+    # 2nd and 3rd; inside L3 the tool runs every time (dispatch owns dedup, on instructions).
+    model = role_model(planner=[plan("person_facts")],
+                       l2=[call("check_notebook", "Leo"), call("check_notebook", "Leo's birthday"),
+                           call("check_notebook", "birthday of Leo"), answer("ok")],
+                       l3={"check_notebook": lambda info: {"query": "Leo"}})
+    out = await make_harness(model, tools=tools).ask("When is Leo's birthday?", request_id="r1")
+    tool_results = [p for p in l2_prompts(model)[1:]]
+    assert all(DUPLICATE_NUDGE not in p for p in tool_results)
+    assert out.tools_called == ["check_notebook"] * 3
+    assert out.exit_kind == "complete"
+
+
+async def test_l2_prefix_is_stable_across_steps(make_harness):
+    model = role_model(planner=[plan("person_facts")],
+                       l2=[call("check_notebook", "Leo"), call("grep_memory", "Leo"), answer("3 May")],
+                       l3={"check_notebook": [{"query": "Leo"}], "grep_memory": [{"query": "Leo"}]})
+    await make_harness(model).ask("When is Leo's birthday?", request_id="r1")
+    calls = [c for c in model.calls if c.role == "l2"]
+    raws = [json.dumps(call("check_notebook", "Leo")), json.dumps(call("grep_memory", "Leo"))]
+    for prev, nxt, raw in zip(calls, calls[1:], raws):
+        assert nxt.prompt.startswith(prev.prompt + raw)  # only grows at the end
+        assert "### Tool result" in nxt.prompt[len(prev.prompt):]
+    assert len({c.session for c in calls}) == 1 and calls[0].session.startswith("l2:r1")
