@@ -24,7 +24,8 @@ def register(sub, parents) -> None:
     p.add_argument("--local", action="store_true", help="run the harness in this process over the data dir")
     p.add_argument("--mode", choices=MODES, default="harness", help="harness (L1-L2-L3) or the direct baseline")
     p.add_argument("--json", action="store_true", help="print the event stream as JSON lines")
-    p.add_argument("--device", help="search files on this device only")
+    p.add_argument("--device", help="the agent to ask over MQTT (default: device_id from the config)")
+    p.add_argument("--files-device", metavar="NAME", help="search files on this device only")
     p.add_argument("--timeout", type=float, help="wall-clock deadline for the question, seconds")
     p.add_argument("--now", help="fixed current time (ISO 8601), for reproducible runs (--local only)")
     p.set_defaults(func=run)
@@ -58,7 +59,7 @@ async def _ask_local(args, settings) -> int:
     request_id = uuid.uuid4().hex[:12]
     async with build_assistant(settings, now=args.now) as assistant:
         outcome = await assistant.ask(args.question, request_id=request_id, mode=args.mode, on_pill=on_pill,
-                                      device=args.device)
+                                      device=args.files_device)
     if args.json:
         print(json.dumps(outcome_event(outcome), ensure_ascii=False), flush=True)
     else:

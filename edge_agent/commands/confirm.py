@@ -13,6 +13,8 @@ def register(sub, parents) -> None:
     p.add_argument("id", help="the pending-action id shown with the preview")
     p.add_argument("--local", action="store_true", help="run it in this process over the data dir")
     p.add_argument("--json", action="store_true", help="print the outcome as JSON")
+    p.add_argument("--device", help="the agent that previewed it, over MQTT (default: device_id from the config)")
+    p.add_argument("--timeout", type=float, help="seconds to wait for the result over MQTT")
     p.set_defaults(func=run)
 
 
