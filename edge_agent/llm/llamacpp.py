@@ -157,6 +157,10 @@ class LlamaCppModel:
                 self._decoder = GrammarDecoder(self._llm)
             prefill(self._llm, tokens, cached)
             out_tokens, finish = self._decoder.decode(grammar._grammar, grammar._root, max_tokens)
+            # JSON grammars end with optional spaces; callers strip them when they put the output
+            # back into a transcript, so the trail must end without them to stay a prefix.
+            while out_tokens and not self._llm.detokenize(out_tokens[-1:]).strip():
+                out_tokens.pop()
             text = self._llm.detokenize(out_tokens).decode("utf-8", "replace")
             choice = {"text": text, "finish_reason": finish}
             generated = len(out_tokens)
