@@ -8,12 +8,13 @@ reusable and resuming after an L3 dispatch prefills only the new tokens.
 """
 from __future__ import annotations
 
+import functools
 import logging
 import time
 from dataclasses import dataclass
-from typing import Union
+from typing import Literal, Union
 
-from pydantic import BaseModel, ConfigDict, Field, RootModel
+from pydantic import BaseModel, ConfigDict, Field, RootModel, create_model
 
 from edge_agent.harness import prompts
 from edge_agent.harness.dispatch import Dispatcher
@@ -67,6 +68,26 @@ class L2Step(RootModel[Union[CallToolStep, AnswerStep]]):
 L2_STEP_MAX_TOKENS = worst_case_tokens(L2Step)
 
 
+@functools.lru_cache(maxsize=32)
+def step_schema(tool_names: tuple[str, ...], must_call: bool) -> type[BaseModel]:
+    """The grammar of one L2 step for this skill's tools.
+
+    The tool name is limited to the exposed names, and the first step of an attempt must be a
+    call: a small model otherwise "answers" from nothing before its skill's step 1 ran (seen with
+    the bundled 270M model). Dispatch still resolves names for models that are not constrained.
+    Every value this admits is also an L2Step, so L2_STEP_MAX_TOKENS stays a safe reserve.
+    """
+    if not tool_names:
+        return L2Step
+    args = create_model("CallToolArgs", __config__=ConfigDict(extra="forbid"),
+                        tool=(Literal[tool_names], Field(description="a tool name from the list")),  # type: ignore[valid-type]
+                        instruction=(str, Field(min_length=1, max_length=INSTRUCTION_CHARS)))
+    call = create_model("CallToolStep", __config__=ConfigDict(extra="forbid"), call_tool=(args, ...))
+    if must_call:
+        return call  # a plain model: the grammar converter cannot start from a bare $ref root
+    return RootModel[Union[call, AnswerStep]]  # type: ignore[valid-type]
+
+
 @dataclass(frozen=True)
 class StepRecord:
     """One L2 step as it happened; appended in `finally`, so failed steps are kept too."""
@@ -118,12 +139,15 @@ def transcript(head: list[ChatMessage], steps: list[StepRecord]) -> list[ChatMes
 class Follower:
     """Runs one L2 attempt for a skill."""
 
-    def __init__(self, toolbox: Toolbox):
+    def __init__(self, toolbox: Toolbox, constrain: bool = True):
         self.toolbox = toolbox
+        self.constrain = constrain
+        """Limit tool names to the exposed ones and make the first step a call (see step_schema)."""
 
     async def run(self, turn: TurnContext, skill: Skill, rationale: str, attempt: int = 1) -> FollowEnd:
         exposed = self.toolbox.exposed(skill.tools)
-        dispatch = Dispatcher(self.toolbox, [m.name for m in exposed])
+        names = tuple(m.name for m in exposed)
+        dispatch = Dispatcher(self.toolbox, list(names))
         head = prompts.l2_head(skill.steps_text(), exposed, rationale, turn.question)
         session = f"l2:{turn.request_id}:{attempt}"
         steps: list[StepRecord] = []
@@ -135,12 +159,14 @@ class Follower:
             if not turn.fits_window(messages, L2_STEP_MAX_TOKENS):
                 return FollowEnd("step_limit", None, tuple(steps), "L2's transcript filled the window")
             turn.l2_steps += 1
-            end = await self._step(turn, dispatch, messages, steps, session)
+            schema = step_schema(names, must_call=not steps) if self.constrain else L2Step
+            end = await self._step(turn, dispatch, messages, steps, session, schema)
             if end is not None:
                 return FollowEnd(end[0], end[1], tuple(steps), end[2])
 
     async def _step(self, turn: TurnContext, dispatch: Dispatcher, messages: list[ChatMessage],
-                    steps: list[StepRecord], session: str) -> tuple[str, str | None, str] | None:
+                    steps: list[StepRecord], session: str,
+                    schema: type[BaseModel] = L2Step) -> tuple[str, str | None, str] | None:
         index = turn.l2_steps
         t0 = time.perf_counter()
         raw = tool = instruction = answer = result = result_tool = None
@@ -149,7 +175,7 @@ class Follower:
         new_input = turn.question if not steps else (steps[-1].result or steps[-1].raw or "")
         try:
             try:
-                step, raw, usage = await turn.structured("l2", messages, L2Step, max_tokens=L2_STEP_MAX_TOKENS,
+                step, raw, usage = await turn.structured("l2", messages, schema, max_tokens=L2_STEP_MAX_TOKENS,
                                                          bound_tools=[CALL_TOOL], input=new_input, session=session)
             except ModelCallFailed as failed:
                 if not model_misbehaved(failed.cause):
@@ -160,10 +186,11 @@ class Follower:
                 return None
             raw = raw.strip()
             tokens = (usage.prompt_tokens, usage.generated_tokens)
-            if isinstance(step.root, AnswerStep):
-                answer, kind = step.root.answer.strip(), "answer"
+            value = step.root if isinstance(step, RootModel) else step
+            if isinstance(value, AnswerStep):
+                answer, kind = value.answer.strip(), "answer"
                 return "complete", answer, ""
-            tool, instruction = step.root.call_tool.tool, step.root.call_tool.instruction
+            tool, instruction = value.call_tool.tool, value.call_tool.instruction
             try:
                 dispatched = await dispatch(turn, tool, instruction)
             except ToolLoopHalt as halt:

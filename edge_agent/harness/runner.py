@@ -52,10 +52,12 @@ class Harness:
     """Store trace rows."""
     clock: Callable[[], float] | None = None
     """Monotonic clock override (tests)."""
+    constrain_l2: bool = True
+    """L2's grammar admits only exposed tool names and a call as the first step."""
 
     def __post_init__(self) -> None:
         self.planner = Planner(self.skills)
-        self.follower = Follower(self.toolbox)
+        self.follower = Follower(self.toolbox, self.constrain_l2)
 
     async def ask(self, question: str, *, request_id: str, mode: str = "harness",
                   on_pill: PillSink | None = None, device: str | None = None) -> Outcome:

@@ -61,7 +61,7 @@ def test_expected_shares_come_from_the_skills():
 def test_ask_local_json_streams_pills_then_the_answer(tmp_path, monkeypatch, capsys):
     import edge_agent.llm
 
-    model = role_model(planner=[plan("date_question")], l2=[call("@current_date", "today"), answer("Monday")])
+    model = role_model(planner=[plan("date_question")], l2=[call("current_date", "today"), answer("Monday")])
     monkeypatch.setattr(edge_agent.llm, "load_model", lambda settings: model)
     data = str(tmp_path / "data")
     code = main(["--data-dir", data, "ask", "--local", "--json", "--now", "2026-11-02T09:00:00", "--timeout", "30",

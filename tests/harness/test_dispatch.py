@@ -39,7 +39,7 @@ async def test_unknown_name_returns_corrective_text_into_the_loop(make_harness):
                        l2=[call("phonebook", "Leo's birthday"), call("@check_notebook", "Leo's birthday"),
                            answer("3 May")],
                        l3={"check_notebook": [{"query": "Leo birthday"}]}, synth="Leo's birthday is 3 May.")
-    out = await make_harness(model).ask("When is Leo's birthday?", request_id="r1")
+    out = await make_harness(model, constrain_l2=False).ask("When is Leo's birthday?", request_id="r1")
     assert out.exit_kind == "complete"
     prompts = l2_prompts(model)
     expected = unknown_tool_text("phonebook", ["check_notebook", "grep_memory"])
@@ -133,3 +133,23 @@ async def test_l2_prefix_is_stable_across_steps(make_harness):
         assert nxt.prompt.startswith(prev.prompt + raw)  # only grows at the end
         assert "### Tool result" in nxt.prompt[len(prev.prompt):]
     assert len({c.session for c in calls}) == 1 and calls[0].session.startswith("l2:r1")
+
+
+async def test_constrained_l2_must_call_first_and_names_only_exposed_tools(make_harness):
+    from edge_agent.harness.follower import step_schema
+
+    first = step_schema(("check_notebook", "grep_memory"), must_call=True)
+    later = step_schema(("check_notebook", "grep_memory"), must_call=False)
+    with pytest.raises(ValueError):
+        first.model_validate({"answer": "3 May"})  # no answer before a tool has run
+    with pytest.raises(ValueError):
+        later.model_validate({"call_tool": {"tool": "list_devices", "instruction": "x"}})
+    assert later.model_validate({"answer": "3 May"})
+    model = role_model(planner=[plan("person_facts")],
+                       l2=[call("check_notebook", "Leo's birthday"), answer("3 May")],
+                       l3={"check_notebook": [{"query": "Leo birthday"}]}, synth="Leo's birthday is 3 May.")
+    await make_harness(model).ask("When is Leo's birthday?", request_id="rc")
+    l2_schemas = [json.dumps(c.schema.model_json_schema()) for c in model.calls if c.role == "l2"]
+    assert '"answer"' not in l2_schemas[0] and '"answer"' in l2_schemas[1]
+    assert all('"enum": ["check_notebook", "grep_memory"]' in s or '"enum": ["grep_memory", "check_notebook"]' in s
+               for s in l2_schemas)

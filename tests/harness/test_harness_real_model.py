@@ -115,3 +115,11 @@ def test_every_role_prompt_fits_with_the_real_tokenizer(real_model):
                               Limits(6, 120, 2000, 240, 200))
     # Worst cases (a ~200-token question) leave most of the window for the work itself.
     assert max(sizes.values()) < real_model.n_ctx // 4, sizes
+
+
+@pytest.mark.parametrize("must_call", [True, False])
+def test_constrained_l2_step_grammars_compile_on_the_real_runtime(real_model, must_call):
+    from edge_agent.harness.follower import step_schema
+
+    grammar = real_model.grammar_for(step_schema(("check_notebook", "grep_memory"), must_call))
+    assert 'check_notebook' in grammar._grammar and ('answer' in grammar._grammar) != must_call

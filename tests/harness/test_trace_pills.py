@@ -79,7 +79,9 @@ async def test_list_devices_hidden_from_l2_but_used_by_the_runtime(make_harness)
     model = role_model(planner=[plan("find_document")],
                        l2=[call("list_devices", "which devices"), call("find_file", "my resume"), answer("ok")],
                        l3={"find_file": lambda i: {"query": "resume", "devices": ["bogus"]}})
-    out = await make_harness(model, tools=tools).ask("Find my resume", request_id="r4", device="Clara's laptop")
+    # Unconstrained names here (as from a runtime without grammars): even asked by name it is refused.
+    out = await make_harness(model, tools=tools, constrain_l2=False).ask("Find my resume", request_id="r4",
+                                                                          device="Clara's laptop")
     l2_prompts = [c.prompt for c in model.calls if c.role in ("l2", "planner")]
     assert "list_devices(" not in l2_prompts[1]  # not among the signatures
     assert "No tool is called 'list_devices'" in l2_prompts[2]  # and not callable by L2
