@@ -88,7 +88,8 @@ class Assistant:
             limits = Limits.from_settings(self.settings.harness)
             if self.model is not None:
                 self.prompt_sizes = check_prompts_fit(self.model, skills, toolbox, limits)
-            self.harness = Harness(self.model, toolbox, skills, limits, self._db, self.settings.harness.tracing)
+            self.harness = Harness(self.model, toolbox, skills, limits, self._db, self.settings.harness.tracing,
+                                   log_chats=self.settings.harness.log_chats)
         except BaseException:
             await self.close()
             raise

@@ -61,6 +61,8 @@ class HarnessSettings(_Section):
     """Tokens reserved for the synthesized answer."""
     tracing: bool = True
     """Store every model session's exact prompt and output in the traces table."""
+    log_chats: bool = True
+    """Write each answered question and its answer to the memory log (kind chat)."""
 
 
 class MqttSettings(_Section):

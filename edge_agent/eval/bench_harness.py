@@ -149,6 +149,7 @@ async def run_questions(settings: Settings, model, questions: list, clock, mode:
 
     per_q, kinds, resumed = [], Counter(), []
     use = GuidedModel(model, oracle) if oracle else model
+    settings.harness.log_chats = False  # a benchmark's questions must not become the next one's memory
     async with build_assistant(settings, model=use, now=clock.now) as assistant:
         for i, q in enumerate(questions):
             if oracle:

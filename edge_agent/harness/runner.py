@@ -54,6 +54,8 @@ class Harness:
     """Monotonic clock override (tests)."""
     constrain_l2: bool = True
     """L2's grammar admits only exposed tool names and a call as the first step."""
+    log_chats: bool = False
+    """Append each answered question and its answer to the memory log (kind chat)."""
 
     def __post_init__(self) -> None:
         self.planner = Planner(self.skills)
@@ -67,7 +69,10 @@ class Harness:
             if mode not in MODES:
                 return self._finish(turn, "error", f"unknown mode {mode!r}; use one of {', '.join(MODES)}",
                                     error=f"unknown mode {mode!r}")
-            return await self._ask(turn, mode)
+            outcome = await self._ask(turn, mode)
+            if self.log_chats:
+                await self._log_chat(turn, outcome)
+            return outcome
         finally:
             forget = getattr(self.model, "forget_session", None)
             if forget is not None:
@@ -150,6 +155,17 @@ class Harness:
                        sources=list(final.sources) if final else [], tools_called=list(turn.tools_called),
                        usage=turn.tracer.usage_summary(), error=error, reason=reason or None,
                        pills=list(turn.pills))
+
+    async def _log_chat(self, turn: TurnContext, outcome: Outcome) -> None:
+        """The exchange goes to the memory log, so grep_memory can recall it later."""
+        if outcome.exit_kind in ("error", "needs_confirmation"):
+            return  # nothing was answered; a preview is not a fact
+        try:
+            when = self.toolbox.ctx.now().isoformat(timespec="seconds")
+            await self.toolbox.ctx.store.memory.add("chat", "user", when,
+                                                    f"Asked: {turn.question}\nAnswered: {outcome.answer}")
+        except Exception as err:  # a full disk must not turn an answer into a failure
+            log.warning("request %s: chat not logged: %s", turn.request_id, err)
 
     async def _save_traces(self, turn: TurnContext) -> None:
         if not self.tracing or not turn.tracer.records:

@@ -132,3 +132,16 @@ async def test_an_invented_synthesis_is_replaced_by_the_exact_text(make_harness)
     out = await make_harness(model).ask("When is Leo's birthday?", request_id="g1")
     assert out.answer.startswith("From your notebook: Leo Marsh (brother): " + LEO_BODY)
     assert out.sources == ["notes"]
+
+
+async def test_answered_chats_go_to_the_memory_log(make_harness, store):
+    model = role_model(planner=[plan("person_facts")],
+                       l2=[call("check_notebook", "Leo's birthday"), answer("3 May")],
+                       l3={"check_notebook": [{"query": "Leo birthday"}]}, synth="Leo's birthday is 3 May.")
+    harness = make_harness(model)
+    harness.log_chats = True
+    before = await store.memory.count()
+    out = await harness.ask("When is Leo's birthday?", request_id="chat1")
+    assert out.exit_kind == "complete" and await store.memory.count() == before + 1
+    hits = await store.memory.search("Leo birthday")
+    assert any("Asked: When is Leo's birthday?" in h.text and out.answer in h.text for h in hits)
