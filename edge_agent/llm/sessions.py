@@ -11,12 +11,49 @@ tokenization that may split the generated text differently.
 from __future__ import annotations
 
 import collections
+import ctypes
 import time
 from dataclasses import dataclass, field
 from typing import Any
 
 MAX_KEPT_SESSIONS = 2  # paused sessions whose KV state is kept in RAM (L2 of the running turn)
 EWMA_ALPHA = 0.3  # weight of the newest measurement in the running cost estimates
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    """A paused session's llama.cpp state (its KV cells) and the token ids it holds."""
+
+    data: bytes
+    """llama_state_get_data's bytes."""
+    input_ids: list[int]
+    """The evaluated token ids."""
+
+    @property
+    def n_tokens(self) -> int:
+        return len(self.input_ids)
+
+
+def take_snapshot(llm: Any) -> Snapshot:
+    """llama.cpp's own state only. Llama.save_state() also copies llama-cpp-python's logits buffer
+    (n_batch x n_vocab floats: 256 MiB for Gemma 3 at n_batch 256) which nothing here reads."""
+    import llama_cpp
+
+    ctx = llm._ctx.ctx
+    size = llama_cpp.llama_state_get_size(ctx)
+    buf = (ctypes.c_uint8 * size)()
+    n = llama_cpp.llama_state_get_data(ctx, buf, size)
+    return Snapshot(bytes(memoryview(buf)[:n]), list(llm._input_ids[: llm.n_tokens]))
+
+
+def restore_snapshot(llm: Any, snap: Snapshot) -> None:
+    import llama_cpp
+
+    buf = (ctypes.c_uint8 * len(snap.data)).from_buffer_copy(snap.data)
+    if llama_cpp.llama_state_set_data(llm._ctx.ctx, buf, len(snap.data)) != len(snap.data):
+        raise RuntimeError("llama.cpp refused the saved session state")
+    llm.input_ids[: snap.n_tokens] = snap.input_ids
+    llm.n_tokens = snap.n_tokens
 
 
 @dataclass
@@ -88,7 +125,7 @@ class SessionKeeper:
         if self.enabled and leaving is not None:
             if self._worth_snapshot(llm.n_tokens):
                 t0 = time.perf_counter()
-                self._snapshots[leaving] = (llm.save_state(), llm.n_tokens)
+                self._snapshots[leaving] = take_snapshot(llm)
                 self._snapshots.move_to_end(leaving)
                 while len(self._snapshots) > MAX_KEPT_SESSIONS:
                     self._snapshots.popitem(last=False)
@@ -98,9 +135,10 @@ class SessionKeeper:
             else:
                 self.stats.skipped += 1
         if self.enabled and session is not None and session in self._snapshots:
-            state, n_tokens = self._snapshots.pop(session)
+            snap = self._snapshots.pop(session)
+            n_tokens = snap.n_tokens
             t0 = time.perf_counter()
-            llm.load_state(state)
+            restore_snapshot(llm, snap)
             ms = (time.perf_counter() - t0) * 1000
             self.stats.loads += 1
             self.stats.load_ms += ms

@@ -1,5 +1,8 @@
 """SessionKeeper: snapshot policy and token trails, with a fake llama context."""
-from edge_agent.llm.sessions import MAX_KEPT_SESSIONS, SessionKeeper
+import pytest
+
+from edge_agent.llm import sessions
+from edge_agent.llm.sessions import MAX_KEPT_SESSIONS, SessionKeeper, Snapshot
 
 
 class FakeLlm:
@@ -7,12 +10,18 @@ class FakeLlm:
         self.n_tokens = 0
         self.saved, self.loaded = [], []
 
-    def save_state(self):
-        self.saved.append(self.n_tokens)
-        return f"state@{self.n_tokens}"
 
-    def load_state(self, state):
-        self.loaded.append(state)
+@pytest.fixture(autouse=True)
+def fake_state(monkeypatch):
+    def take(llm):
+        llm.saved.append(llm.n_tokens)
+        return Snapshot(f"state@{llm.n_tokens}".encode(), [0] * llm.n_tokens)
+
+    def restore(llm, snap):
+        llm.loaded.append(snap.data.decode())
+
+    monkeypatch.setattr(sessions, "take_snapshot", take)
+    monkeypatch.setattr(sessions, "restore_snapshot", restore)
 
 
 def test_switching_snapshots_and_restores():
