@@ -28,7 +28,8 @@ QUESTIONS = ["When is Leo's birthday?", "What is on my calendar next week?",
 @pytest.fixture
 async def settings(tmp_path):
     s = load_settings(None, {"data_dir": str(tmp_path / "data"), "harness.max_l2_steps": 2,
-                             "harness.answer_tokens": 64, "harness.deadline_s": 600}, environ={})
+                             "harness.answer_tokens": 64, "harness.deadline_s": 120,
+                             "harness.token_budget": 700}, environ={})
     async with Store.open(s.db_path) as store:
         await seed(store, tmp_path / "files")
     return s

@@ -1,0 +1,59 @@
+"""Overall metrics of one mode: the five failure points, cost, latency and the Pi projection."""
+from __future__ import annotations
+
+import collections
+import statistics
+from typing import Any, Sequence
+
+from edge_agent.eval.projection import PI5, p50_p95
+from edge_agent.eval.scoring import POINTS
+
+ROUND = 4  # decimals kept for rates
+SUMMARY_VERSION = 1  # bumped when the summary.json shape changes
+
+
+def _rate(results: Sequence[Any], point: str) -> float:
+    if not results:
+        return 0.0
+    return round(sum(bool(r.score.get(point)) for r in results) / len(results), ROUND)
+
+
+def _mean(values: Sequence[float]) -> float:
+    return round(statistics.fmean(values), 1) if values else 0.0
+
+
+def summarize(mode: str, model: str, results: Sequence[Any], wall_s: float = 0.0,
+              notebook_delta: int = 0, token_source: str = "the model's tokenizer") -> dict[str, Any]:
+    """Overall metrics of one mode's results (objects with the QuestionResult fields)."""
+    latency = [r.latency_ms for r in results]
+    pi = [r.pi_projected_s for r in results]
+    lat50, lat95 = p50_p95(latency)
+    pi50, pi95 = p50_p95(pi)
+    by_cat: dict[str, list[Any]] = collections.defaultdict(list)
+    for r in results:
+        by_cat[r.category].append(r)
+    out: dict[str, Any] = {
+        "version": SUMMARY_VERSION,
+        "mode": mode,
+        "model": model,
+        "questions": len(results),
+        **{p: _rate(results, p) for p in POINTS},
+        "exit_kinds": dict(sorted(collections.Counter(r.exit_kind for r in results).items())),
+        "latency_ms_p50": round(lat50, 1),
+        "latency_ms_p95": round(lat95, 1),
+        "model_calls_mean": _mean([r.model_calls for r in results]),
+        "prefill_tokens_mean": _mean([r.prefill_tokens for r in results]),
+        "decode_tokens_mean": _mean([r.decode_tokens for r in results]),
+        "prefill_tokens_total": sum(r.prefill_tokens for r in results),
+        "decode_tokens_total": sum(r.decode_tokens for r in results),
+        "token_source": token_source,
+        "pi_projected_s_p50": round(pi50, 1),
+        "pi_projected_s_p95": round(pi95, 1),
+        "pi_projection": f"PROJECTION, not measured: {PI5.label}; source {PI5.source}",
+        "peak_rss_mb": round(max((r.peak_rss_mb for r in results), default=0.0), 1),
+        "wall_s": round(wall_s, 1),
+        "notebook_delta": notebook_delta,
+        "by_category": {cat: {"questions": len(rs), "end_to_end": _rate(rs, "end_to_end")}
+                        for cat, rs in sorted(by_cat.items())},
+    }
+    return out
