@@ -10,7 +10,7 @@ from edge_agent.tools.current_date import WEEKDAYS
 
 MAX_RANGE_DAYS = 366  # a year at most: longer ranges flood the model with events
 TEXT_EVENTS = 12  # events listed in the model-facing text (the payload has all)
-ISO_DATE = r"^\d{4}-\d{2}-\d{2}$"
+ISO_DATE = r"^[0-9]{4}-[0-9]{2}-[0-9]{2}$"
 
 
 class QueryCalendarArgs(BaseModel):
