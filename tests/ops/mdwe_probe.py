@@ -69,17 +69,28 @@ def main() -> None:
     model_path, mode = sys.argv[1], sys.argv[2]
     {"seccomp": apply_seccomp, "prctl": apply_prctl}[mode]()
     refused = wx_refused()
-    from llama_cpp import Llama, LlamaGrammar
+    # The service's own runtime path: free text, grammar-constrained output (the argmax-first
+    # decoder with its ctypes buffers) and a session snapshot taken and restored.
+    import asyncio
 
-    llm = Llama(model_path=model_path, n_ctx=4096, n_batch=256, n_threads=1, verbose=False, swa_full=True)
-    text = llm("The capital of France is", max_tokens=8, temperature=0.0)["choices"][0]["text"]
-    grammar = LlamaGrammar.from_json_schema(json.dumps(
-        {"type": "object", "properties": {"answer": {"type": "string", "maxLength": 12}}, "required": ["answer"]}),
-        verbose=False)
-    structured = llm("Answer in JSON: what colour is the sky?\n", max_tokens=32, temperature=0.0,
-                     grammar=grammar)["choices"][0]["text"]
-    state = llm.save_state()
-    llm.load_state(state)
+    from pydantic import BaseModel, Field
+
+    from edge_agent.llm.llamacpp import LlamaCppModel
+
+    class Reply(BaseModel):
+        answer: str = Field(max_length=12)
+
+    model = LlamaCppModel(model_path, n_ctx=4096, n_batch=256, n_threads=1)
+
+    async def run() -> tuple[str, str]:
+        free = await model.generate("The capital of France is", max_tokens=8, session="l2:probe")
+        await model.generate("An L3 session in between", max_tokens=4)  # snapshots l2:probe
+        out = await model.generate_structured("Answer in JSON: what colour is the sky?\n", Reply,
+                                              max_tokens=32, session="l2:probe")  # restores it
+        return free.text or "(empty)", out.raw
+
+    text, structured = asyncio.run(run())
+    assert model.sessions.stats.saves >= 1 and model.sessions.stats.loads >= 1
     print(json.dumps({"mode": mode, "wx_refused": refused, "text": text, "structured": json.loads(structured),
                       "max_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}))
 
