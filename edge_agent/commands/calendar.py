@@ -19,25 +19,10 @@ def register(sub, parents) -> None:
 
 
 def run_import(args, settings) -> int:
-    from edge_agent.ingest.console import finish_import, progress_factory
+    from edge_agent.ingest.console import import_files
     from edge_agent.ingest.ics import import_ics
-    from edge_agent.ingest.jsonl import SourceError
-    from edge_agent.store import Store
 
-    async def main() -> int:
-        reports, problems = [], []
-        async with Store.open(settings.db_path) as store:
-            for path in args.files:
-                bar = progress_factory()(f"calendar {path.name}")
-                try:
-                    reports.append(await import_ics(store.calendar, path, bar))
-                except SourceError as err:
-                    problems.append(str(err))
-                finally:
-                    bar.finish()
-        return finish_import(reports, problems)
-
-    return asyncio.run(main())
+    return import_files(settings, args.files, "calendar", lambda store, path, bar: import_ics(store.calendar, path, bar))
 
 
 def run_list(args, settings) -> int:

@@ -20,25 +20,10 @@ def register(sub, parents) -> None:
 
 
 def run_import(args, settings) -> int:
-    from edge_agent.ingest.console import finish_import, progress_factory
-    from edge_agent.ingest.jsonl import SourceError
+    from edge_agent.ingest.console import import_files
     from edge_agent.ingest.notes import import_memory
-    from edge_agent.store import Store
 
-    async def main() -> int:
-        reports, problems = [], []
-        async with Store.open(settings.db_path) as store:
-            for path in args.files:
-                bar = progress_factory()(f"memory {path.name}")
-                try:
-                    reports.append(await import_memory(store.memory, path, bar))
-                except SourceError as err:
-                    problems.append(str(err))
-                finally:
-                    bar.finish()
-        return finish_import(reports, problems)
-
-    return asyncio.run(main())
+    return import_files(settings, args.files, "memory", lambda store, path, bar: import_memory(store.memory, path, bar))
 
 
 def run_search(args, settings) -> int:

@@ -100,20 +100,8 @@ def run_search(args, settings) -> int:
 
 
 def run_import(args, settings) -> int:
-    from edge_agent.ingest.console import finish_import, progress_factory
-    from edge_agent.ingest.jsonl import SourceError
+    from edge_agent.ingest.console import import_files
     from edge_agent.ingest.notes import import_notebook
 
-    async def work(store):
-        reports, problems = [], []
-        for path in args.files:
-            bar = progress_factory()(f"notebook {path.name}")
-            try:
-                reports.append(await import_notebook(store.notebook, path, bar))
-            except SourceError as err:
-                problems.append(str(err))
-            finally:
-                bar.finish()
-        return finish_import(reports, problems)
-
-    return _with_store(settings, work)
+    return import_files(settings, args.files, "notebook",
+                        lambda store, path, bar: import_notebook(store.notebook, path, bar))

@@ -30,3 +30,27 @@ def finish_import(reports: list[ImportReport], problems: list[str] | None = None
         stream.write(rep.summary() + "\n")
     stream.write(f"{len(rejects)} rejected\n")
     return 0 if sum(rep.read for rep in reports) else 1
+
+
+def import_files(settings, paths, label: str, importer) -> int:
+    """Import each file with a progress bar; a file that cannot be read is reported and the rest
+    still import. `importer(store, path, bar)` imports one file and returns its ImportReport."""
+    import asyncio
+
+    from edge_agent.ingest.jsonl import SourceError
+    from edge_agent.store import Store
+
+    async def main() -> int:
+        reports, problems = [], []
+        async with Store.open(settings.db_path) as store:
+            for path in paths:
+                bar = progress_factory()(f"{label} {path.name}")
+                try:
+                    reports.append(await importer(store, path, bar))
+                except SourceError as err:
+                    problems.append(str(err))
+                finally:
+                    bar.finish()
+        return finish_import(reports, problems)
+
+    return asyncio.run(main())
