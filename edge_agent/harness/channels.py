@@ -20,7 +20,7 @@ class SideChannels:
     notes: list[dict[str, Any]] = field(default_factory=list)
     """Notebook entries, de-duplicated by id, in the order found."""
     events: list[dict[str, Any]] = field(default_factory=list)
-    """Calendar events, de-duplicated by uid."""
+    """Calendar events, de-duplicated by uid and start (occurrences of a recurring event share a uid)."""
     memory: list[dict[str, Any]] = field(default_factory=list)
     """Memory-log entries, de-duplicated by id."""
     date: dict[str, Any] | None = None
@@ -42,14 +42,13 @@ class SideChannels:
                 return True
             return False
         if channel in ("notes", "events", "memory") and isinstance(payload, list):
-            key = "uid" if channel == "events" else "id"
             bucket: list[dict[str, Any]] = getattr(self, channel)
             before = len(bucket)
-            seen = {item.get(key) for item in bucket}
+            seen = {_identity(channel, item) for item in bucket}
             for item in payload:
-                if isinstance(item, dict) and item.get(key) not in seen:
+                if isinstance(item, dict) and _identity(channel, item) not in seen:
                     bucket.append(item)
-                    seen.add(item.get(key))
+                    seen.add(_identity(channel, item))
             return len(bucket) > before
         if channel == "date" and isinstance(payload, dict):
             self.date = payload
@@ -73,3 +72,7 @@ class SideChannels:
 
 def _same_file(a: dict[str, Any], b: dict[str, Any]) -> bool:
     return a.get("device") == b.get("device") and a.get("path") == b.get("path")
+
+
+def _identity(channel: str, item: dict[str, Any]) -> Any:
+    return (item.get("uid"), item.get("start")) if channel == "events" else item.get("id")

@@ -145,3 +145,11 @@ async def test_answered_chats_go_to_the_memory_log(make_harness, store):
     assert out.exit_kind == "complete" and await store.memory.count() == before + 1
     hits = await store.memory.search("Leo birthday")
     assert any("Asked: When is Leo's birthday?" in h.text and out.answer in h.text for h in hits)
+
+
+def test_recurring_event_occurrences_are_kept_apart_and_repeats_dropped():
+    weekly = [{"uid": "yoga@x", "title": "Yoga", "start": f"2026-11-{d}T18:00:00+00:00"} for d in (17, 24)]
+    channels = SideChannels()
+    assert channels.add(ToolResult("2 events", weekly, "events"))
+    assert not channels.add(ToolResult("2 events", [dict(e) for e in weekly], "events"))  # the same again
+    assert [e["start"][:10] for e in channels.events] == ["2026-11-17", "2026-11-24"]
