@@ -208,9 +208,13 @@ class TurnContext:
         except asyncio.CancelledError:
             raise
         except Exception as err:  # overflow or runtime failure: recorded, then surfaced as one type
-            self.tracer.record(role, prompt=prompt, bound_tools=bound_tools, input=input, output="",
-                               usage=None, started_at=started_at, ms=(time.perf_counter() - t0) * 1000,
-                               error=f"{type(err).__name__}: {err}", tool=tool)
+            spent = getattr(err, "usage", None)  # a generation that ran but did not validate still cost tokens
+            if spent is not None:
+                self.generated_tokens += spent.generated_tokens
+                self.tracer.add_usage(role, spent)
+            self.tracer.record(role, prompt=prompt, bound_tools=bound_tools, input=input,
+                               output=getattr(err, "raw", "") or "", usage=spent, started_at=started_at,
+                               ms=(time.perf_counter() - t0) * 1000, error=f"{type(err).__name__}: {err}", tool=tool)
             raise ModelCallFailed(role, err) from err
         usage = result.usage
         self.generated_tokens += usage.generated_tokens

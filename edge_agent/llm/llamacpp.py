@@ -221,7 +221,7 @@ class LlamaCppModel:
         except ValidationError as err:
             # The grammar admits only schema-shaped JSON; what can still fail is a cut-off output
             # (max_tokens reached) or a constraint the grammar cannot express.
-            raise StructuredOutputError(raw, finish, str(err)) from err
+            raise StructuredOutputError(raw, finish, str(err), usage) from err
         return Structured(value, raw, usage)
 
     def close(self) -> None:
@@ -270,7 +270,9 @@ def grammar_ready(node: Any) -> Any:
 class StructuredOutputError(ModelError):
     """The constrained output did not validate (usually cut off at max_tokens)."""
 
-    def __init__(self, raw: str, finish_reason: str, detail: str):
+    def __init__(self, raw: str, finish_reason: str, detail: str, usage: Usage | None = None):
         self.raw = raw
         self.finish_reason = finish_reason
+        self.usage = usage
+        """What the failed generation cost (it ran; its output did not validate)."""
         super().__init__(f"structured output invalid (finish={finish_reason}): {detail[:200]}; raw={raw[:200]!r}")

@@ -129,3 +129,23 @@ async def test_a_malformed_l2_step_is_fed_back_and_the_loop_goes_on(make_harness
     assert MALFORMED_TEXT in second
     rows = await load_traces(db, "m1")
     assert rows[1].role == "l2" and rows[1].error.startswith("ValidationError")
+
+
+async def test_a_generation_that_fails_validation_still_counts_its_tokens(make_harness):
+    from edge_agent.llm.base import Usage
+    from edge_agent.llm.llamacpp import StructuredOutputError
+
+    model = role_model(planner=[plan("person_facts")], l2=[call("check_notebook", "Leo"), answer("ok")],
+                       l3={"check_notebook": [{"query": "Leo"}]})
+    original = model.generate_structured
+    failed = {"done": False}
+
+    async def flaky(prompt, schema, **kw):
+        if kw.get("role") == "planner" and not failed["done"]:
+            failed["done"] = True
+            raise StructuredOutputError('{"skill": "per', "length", "cut off", Usage(300, 0, 40))
+        return await original(prompt, schema, **kw)
+
+    model.generate_structured = flaky
+    out = await make_harness(model).ask("When is Leo's birthday?", request_id="fail1")
+    assert out.exit_kind == "error" and out.usage["roles"]["planner"]["generated_tokens"] >= 40
