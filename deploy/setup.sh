@@ -31,7 +31,8 @@ fi
 if [ ! -x "$VENV/bin/python" ]; then
   say "creating $VENV"
   "$PYTHON" -m venv "$VENV"
-  "$VENV/bin/pip" install -q --upgrade pip setuptools wheel
+  "$VENV/bin/pip" install -q --upgrade pip setuptools wheel >"$VENV/pip-bootstrap.log" 2>&1 \
+    || { cat "$VENV/pip-bootstrap.log" >&2; exit 1; }
 fi
 
 stamp="$VENV/.edge-agent-installed"
