@@ -9,7 +9,6 @@ persistent: a search that finds it offline is answered by nobody, which the agen
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 import signal
 import sys
@@ -24,6 +23,7 @@ from edge_agent.net.intake import Rejected, read_request
 from edge_agent.net.mqtt_types import ConnectOptions, Message, MqttError
 from edge_agent.net.presence import StatusPublisher, offline_will
 from edge_agent.net.remote_files import answer_file_search
+from edge_agent.net.tasks import cancel_and_wait
 from edge_agent.net.topics import Topics
 from edge_agent.ops import sdnotify
 from edge_agent.store.db import connect
@@ -110,11 +110,7 @@ class FilePeer:
         try:
             await self._stop.wait()
         finally:
-            for task in tasks:
-                task.cancel()
-            for task in tasks:
-                with contextlib.suppress(asyncio.CancelledError, Exception):
-                    await task
+            await cancel_and_wait(tasks)
             await self.status.publish_offline()
             await self.bridge.close()
 

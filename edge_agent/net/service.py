@@ -11,7 +11,6 @@ are re-sent.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import itertools
 import logging
 import time
@@ -30,6 +29,7 @@ from edge_agent.net.mqtt_types import ConnectOptions, Message
 from edge_agent.net.presence import DeviceDirectory, StatusPublisher, offline_will
 from edge_agent.net.remote_files import RemoteFileSearch, answer_file_search
 from edge_agent.net.replies import ReplySender, outcome_event
+from edge_agent.net.tasks import cancel_and_wait
 from edge_agent.net.topics import Topics
 from edge_agent.ops.memguard import LOW_MEMORY_MESSAGE, low_memory
 from edge_agent.ops.metrics import Metrics
@@ -297,11 +297,7 @@ class AgentService:
             deadline = time.monotonic() + STOP_GRACE_S
             while self._running is not None and time.monotonic() < deadline:
                 await asyncio.sleep(0.05)
-        for task in tasks:
-            task.cancel()
-        for task in tasks:
-            with contextlib.suppress(asyncio.CancelledError, Exception):
-                await task
+        await cancel_and_wait(tasks)
         await self.status.publish_offline()
         await self.replies.drain()
         await self.bridge.close()
