@@ -66,13 +66,10 @@ async def run_direct(turn: TurnContext, toolbox: Toolbox) -> FollowEnd:
     steps: list[StepRecord] = []
     session = f"l2:{turn.request_id}:direct"
     while True:
-        if turn.l2_steps >= turn.limits.max_l2_steps:
-            return FollowEnd("step_limit", None, tuple(steps), f"{turn.limits.max_l2_steps} steps taken")
-        turn.check_deadline()
         messages = transcript(head, steps)
-        if not turn.fits_window(messages, max_tokens):
-            return FollowEnd("step_limit", None, tuple(steps), "the transcript filled the window")
-        turn.l2_steps += 1
+        stop = turn.begin_step(messages, max_tokens, who="")
+        if stop is not None:
+            return FollowEnd("step_limit", None, tuple(steps), stop)
         index, t0 = turn.l2_steps, time.perf_counter()
         raw = tool = answer = result = None
         kind, tokens, end = "failed", (0, 0), None

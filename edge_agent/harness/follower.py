@@ -152,13 +152,10 @@ class Follower:
         session = f"l2:{turn.request_id}:{attempt}"
         steps: list[StepRecord] = []
         while True:
-            if turn.l2_steps >= turn.limits.max_l2_steps:
-                return FollowEnd("step_limit", None, tuple(steps), f"{turn.limits.max_l2_steps} L2 steps taken")
-            turn.check_deadline()
             messages = transcript(head, steps)
-            if not turn.fits_window(messages, L2_STEP_MAX_TOKENS):
-                return FollowEnd("step_limit", None, tuple(steps), "L2's transcript filled the window")
-            turn.l2_steps += 1
+            stop = turn.begin_step(messages, L2_STEP_MAX_TOKENS)
+            if stop is not None:
+                return FollowEnd("step_limit", None, tuple(steps), stop)
             schema = step_schema(names, must_call=not steps) if self.constrain else L2Step
             end = await self._step(turn, dispatch, messages, steps, session, schema)
             if end is not None:

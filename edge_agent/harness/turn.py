@@ -178,6 +178,17 @@ class TurnContext:
             raise LimitReached("step_limit", f"generated-token budget of {self.limits.token_budget} spent "
                                              f"({self.generated_tokens} used, {max_tokens} more needed)")
 
+    def begin_step(self, messages: Sequence[ChatMessage], max_tokens: int, who: str = "L2") -> str | None:
+        """The bounds checked before every loop step (L2 or the direct baseline): None and the step
+        is counted, or why the loop must stop with step_limit. A passed deadline raises."""
+        if self.l2_steps >= self.limits.max_l2_steps:
+            return f"{self.limits.max_l2_steps} {who} steps taken" if who else f"{self.limits.max_l2_steps} steps taken"
+        self.check_deadline()
+        if not self.fits_window(messages, max_tokens):
+            return f"{who}'s transcript filled the window" if who else "the transcript filled the window"
+        self.l2_steps += 1
+        return None
+
     def fits_window(self, messages: Sequence[ChatMessage], max_tokens: int) -> bool:
         prompt = self.model.render_chat(messages, add_generation_prompt=True)
         return self.model.count_tokens(prompt) + max_tokens <= self.model.n_ctx
