@@ -50,7 +50,26 @@ async def memory_001_create(conn: aiosqlite.Connection) -> None:
         await conn.execute(sql)
 
 
-MIGRATIONS = [memory_001_create]
+async def memory_002_chat_log(conn: aiosqlite.Connection) -> None:
+    """Logged exchanges get their own table: an asker's words are not the user's memory.
+
+    Exchanges logged by earlier versions as memory entries (kind chat, who "user", "Asked: ...")
+    move here, so a question planted before the upgrade stops being searchable as the user's own.
+    """
+    await conn.execute(
+        "CREATE TABLE chat_log (id INTEGER PRIMARY KEY, asker TEXT NOT NULL, at TEXT NOT NULL,"
+        " at_utc TEXT NOT NULL, question TEXT NOT NULL, answer TEXT NOT NULL, tools TEXT NOT NULL DEFAULT '')")
+    await conn.execute("CREATE INDEX chat_log_at_utc ON chat_log(at_utc)")
+    await conn.execute(
+        "INSERT INTO chat_log(asker, at, at_utc, question, answer) SELECT 'unknown', at, at_utc,"
+        " substr(text, 8, instr(text, char(10) || 'Answered: ') - 8),"
+        " substr(text, instr(text, char(10) || 'Answered: ') + 11) FROM memory"
+        " WHERE kind = 'chat' AND who = 'user' AND text LIKE 'Asked: %' AND instr(text, char(10) || 'Answered: ') > 0")
+    await conn.execute("DELETE FROM memory WHERE kind = 'chat' AND who = 'user' AND text LIKE 'Asked: %'"
+                       " AND instr(text, char(10) || 'Answered: ') > 0")
+
+
+MIGRATIONS = [memory_001_create, memory_002_chat_log]
 
 
 def parse_when(value: str) -> datetime:
@@ -68,6 +87,24 @@ def _digest(kind: str, who: str, when: datetime, text: str) -> str:
     # Same entry imported twice -> same digest -> ignored; the instant, not its spelling, counts.
     key = "\x1f".join([kind, who, when.astimezone(timezone.utc).isoformat(), text])
     return hashlib.sha256(key.encode("utf-8")).hexdigest()
+
+
+@dataclass(frozen=True)
+class ChatExchange:
+    """One logged question and its answer, kept apart from the user's memory log."""
+
+    id: int
+    """Row id."""
+    asker: str
+    """Who asked (the paired client's name), never assumed to be the user."""
+    when: str
+    """ISO 8601 date-time with its UTC offset."""
+    question: str
+    """The question, verbatim."""
+    answer: str
+    """The answer given."""
+    tools: str
+    """The tools the answer used, comma-separated."""
 
 
 def _entry(row: aiosqlite.Row) -> MemoryEntry:
@@ -93,6 +130,24 @@ class MemoryRepo:
                 "INSERT OR IGNORE INTO memory(kind, who, at, at_utc, text, digest) VALUES (?, ?, ?, ?, ?, ?)",
                 (kind, who, at.isoformat(), at_utc, text, _digest(kind, who, at, text)))
         return cur.rowcount > 0
+
+    async def log_chat(self, asker: str, when: str, question: str, answer: str, tools: list[str]) -> int:
+        """Keep an answered exchange in the chat log (not searched by any tool); returns its id."""
+        if not asker.strip():
+            raise ValueError("a logged chat needs its asker")
+        at = parse_when(when)
+        async with transaction(self.conn):
+            cur = await self.conn.execute(
+                "INSERT INTO chat_log(asker, at, at_utc, question, answer, tools) VALUES (?, ?, ?, ?, ?, ?)",
+                (asker, at.isoformat(), at.astimezone(timezone.utc).isoformat(), question, answer, ",".join(tools)))
+        return int(cur.lastrowid)
+
+    async def chats(self, asker: str | None = None, limit: int = DEFAULT_LIMIT) -> list[ChatExchange]:
+        """The newest logged exchanges, of one asker or of all."""
+        where, params = ("WHERE asker = ?", [asker]) if asker else ("", [])
+        rows = await fetch_all(self.conn, f"SELECT * FROM chat_log {where} ORDER BY at_utc DESC, id DESC LIMIT ?",
+                               [*params, limit])
+        return [ChatExchange(r["id"], r["asker"], r["at"], r["question"], r["answer"], r["tools"]) for r in rows]
 
     async def count(self) -> int:
         row = await fetch_one(self.conn, "SELECT count(*) FROM memory")
