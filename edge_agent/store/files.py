@@ -16,8 +16,10 @@ from typing import Callable
 import aiosqlite
 
 from edge_agent.store.extract import ExtractionError, Extracted, describe, extract
-from edge_agent.store.sql import fetch_all, fetch_one, field_fts_schema, ranked_sql, transaction
-from edge_agent.store.text import FTS_TOKENIZE, SCORE_DECIMALS, excerpt, fts_query, name_terms
+from edge_agent.store import passages
+from edge_agent.store.match import ranked_search
+from edge_agent.store.sql import fetch_all, fetch_one, field_fts_schema, rebuild_field_fts, transaction
+from edge_agent.store.text import FIRST_TOKENIZE, FTS_TOKENIZE, name_terms, query_plan
 
 log = logging.getLogger(__name__)
 
@@ -38,12 +40,20 @@ async def files_001_create(conn: aiosqlite.Connection) -> None:
         " root TEXT NOT NULL, name TEXT NOT NULL, kind TEXT NOT NULL, size INTEGER NOT NULL,"
         " mtime REAL NOT NULL, name_terms TEXT NOT NULL, dirs TEXT NOT NULL, meta TEXT NOT NULL,"
         " text TEXT NOT NULL, UNIQUE(device, path))")
-    for sql in field_fts_schema("files", list(FIELD_WEIGHTS), FTS_TOKENIZE):
+    for sql in field_fts_schema("files", list(FIELD_WEIGHTS), FIRST_TOKENIZE):
         await conn.execute(sql)
     await conn.execute("CREATE TABLE devices (id TEXT PRIMARY KEY, name TEXT NOT NULL)")
 
 
-MIGRATIONS = [files_001_create]
+async def files_002_porter_passages(conn: aiosqlite.Connection) -> None:
+    """Re-index with the stemming tokenizer and split every file's text into indexed passages."""
+    await rebuild_field_fts(conn, "files", list(FIELD_WEIGHTS), FTS_TOKENIZE)
+    await passages.create_tables(conn, FTS_TOKENIZE)
+    for row in await fetch_all(conn, "SELECT id, text FROM files WHERE text != ''"):
+        await passages.replace_passages(conn, row["id"], row["text"])
+
+
+MIGRATIONS = [files_001_create, files_002_porter_passages]
 
 
 @dataclass
@@ -68,10 +78,13 @@ def _iso(mtime: float) -> str:
     return datetime.fromtimestamp(mtime, timezone.utc).isoformat(timespec="seconds")
 
 
-def _hit(row: aiosqlite.Row, query: str) -> dict:
+def _hit(ranked, found: list[dict]) -> dict:
+    row = ranked.row
     return {"device": row["device"], "path": row["path"], "name": row["name"], "kind": row["kind"],
-            "size": row["size"], "mtime": _iso(row["mtime"]), "excerpt": excerpt(row["text"], query),
-            "score": float(row["score"])}
+            "size": row["size"], "mtime": _iso(row["mtime"]),
+            "excerpt": passages.PASSAGE_SEPARATOR.join(p["text"] for p in found),
+            "snippet": found[0]["snippet"] if found else "", "passages": [p["seq"] for p in found],
+            "matched": list(ranked.matched), "strength": ranked.strength, "score": float(row["score"])}
 
 
 def inside(path: str | Path, root: str | Path) -> bool:
@@ -90,14 +103,17 @@ def _served(row: aiosqlite.Row) -> bool:
 
 async def search_files(conn: aiosqlite.Connection, query: str, devices: list[str] | None = None,
                        limit: int = DEFAULT_LIMIT) -> list[dict]:
-    """Best hits for `query` among the devices' files (all when devices is empty), best first."""
-    match = fts_query(query)
-    if match is None:
-        return []
+    """Best hits for `query` among the devices' files (all when devices is empty), best first.
+
+    Each hit carries its best passages as `excerpt` (best first), the query terms it matched
+    and its strength (all | most | some).
+    """
     where = f"t.device IN ({', '.join('?' for _ in devices)})" if devices else ""
-    sql = ranked_sql("files", FIELD_WEIGHTS, SCORE_DECIMALS, where=where, tiebreak="mtime DESC")
-    rows = await fetch_all(conn, sql, [match] * len(FIELD_WEIGHTS) + list(devices or []) + [limit + READ_SLACK])
-    return [_hit(r, query) for r in rows if _served(r)][:limit]
+    ranked = await ranked_search(conn, "files", FIELD_WEIGHTS, query, limit + READ_SLACK, where=where,
+                                 where_params=list(devices or []), tiebreak="mtime DESC")
+    ranked = [r for r in ranked if _served(r.row)][:limit]
+    found = await passages.best_passages(conn, [r.row["id"] for r in ranked], query_plan(query))
+    return [_hit(r, found.get(r.row["id"], [])) for r in ranked]
 
 
 def _walk(root: Path, rejects: list[str]) -> list[Path]:
@@ -136,14 +152,15 @@ async def _upsert(conn: aiosqlite.Connection, device: str, root: Path, path: Pat
                   facts: Extracted) -> None:
     rel = path.relative_to(root)
     dirs = " ".join([root.name, *rel.parent.parts])
-    await conn.execute(
-        "INSERT INTO files(device, path, root, name, kind, size, mtime, name_terms, dirs, meta, text)"
-        " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT(device, path) DO UPDATE SET"
-        " root=excluded.root, name=excluded.name, kind=excluded.kind, size=excluded.size,"
-        " mtime=excluded.mtime, name_terms=excluded.name_terms, dirs=excluded.dirs, meta=excluded.meta,"
-        " text=excluded.text",
+    row = await fetch_one(
+        conn, "INSERT INTO files(device, path, root, name, kind, size, mtime, name_terms, dirs, meta, text)"
+              " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT(device, path) DO UPDATE SET"
+              " root=excluded.root, name=excluded.name, kind=excluded.kind, size=excluded.size,"
+              " mtime=excluded.mtime, name_terms=excluded.name_terms, dirs=excluded.dirs, meta=excluded.meta,"
+              " text=excluded.text RETURNING id",
         (device, str(path), str(root), path.name, facts.kind, stat.st_size, stat.st_mtime,
          name_terms(path.stem), dirs, facts.meta, facts.text))
+    await passages.replace_passages(conn, row["id"], facts.text)
 
 
 async def index_paths(conn: aiosqlite.Connection, device: str, roots: list[Path],

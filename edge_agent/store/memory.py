@@ -1,6 +1,7 @@
 """The memory log: everything the user said, wrote, posted, messaged or talked about, over time."""
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import logging
 from dataclasses import asdict, dataclass
@@ -9,8 +10,9 @@ from typing import Literal, get_args
 
 import aiosqlite
 
-from edge_agent.store.sql import fetch_all, fetch_one, field_fts_schema, ranked_sql, transaction
-from edge_agent.store.text import FTS_TOKENIZE, SCORE_DECIMALS, fts_query
+from edge_agent.store.match import ranked_search
+from edge_agent.store.sql import fetch_all, fetch_one, field_fts_schema, rebuild_field_fts, transaction
+from edge_agent.store.text import FIRST_TOKENIZE, FTS_TOKENIZE
 
 log = logging.getLogger(__name__)
 
@@ -36,9 +38,18 @@ class MemoryEntry:
     """ISO 8601 date-time with its UTC offset, as recorded."""
     text: str
     """What was said or written."""
+    matched: tuple[str, ...] = ()
+    """The query terms it matched (search results only)."""
+    strength: str = ""
+    """all | most | some: how much of the query it matched (search results only)."""
 
     def to_payload(self) -> dict:
-        return asdict(self)
+        out = asdict(self)
+        if not self.strength:  # not from a search: no match to report
+            out.pop("matched"), out.pop("strength")
+        else:
+            out["matched"] = list(self.matched)
+        return out
 
 
 async def memory_001_create(conn: aiosqlite.Connection) -> None:
@@ -46,7 +57,7 @@ async def memory_001_create(conn: aiosqlite.Connection) -> None:
         "CREATE TABLE memory (id INTEGER PRIMARY KEY, kind TEXT NOT NULL, who TEXT NOT NULL,"
         " at TEXT NOT NULL, at_utc TEXT NOT NULL, text TEXT NOT NULL, digest TEXT NOT NULL UNIQUE)")
     await conn.execute("CREATE INDEX memory_at_utc ON memory(at_utc)")
-    for sql in field_fts_schema("memory", list(FIELD_WEIGHTS), FTS_TOKENIZE):
+    for sql in field_fts_schema("memory", list(FIELD_WEIGHTS), FIRST_TOKENIZE):
         await conn.execute(sql)
 
 
@@ -69,7 +80,12 @@ async def memory_002_chat_log(conn: aiosqlite.Connection) -> None:
                        " AND instr(text, char(10) || 'Answered: ') > 0")
 
 
-MIGRATIONS = [memory_001_create, memory_002_chat_log]
+async def memory_003_porter(conn: aiosqlite.Connection) -> None:
+    """Re-index with the stemming tokenizer: "running" finds "run"."""
+    await rebuild_field_fts(conn, "memory", list(FIELD_WEIGHTS), FTS_TOKENIZE)
+
+
+MIGRATIONS = [memory_001_create, memory_002_chat_log, memory_003_porter]
 
 
 def parse_when(value: str) -> datetime:
@@ -158,10 +174,6 @@ class MemoryRepo:
         return [_entry(r) for r in rows]
 
     async def search(self, query: str, limit: int = DEFAULT_LIMIT) -> list[MemoryEntry]:
-        """Best matches for `query` (bm25 on who and text; newer wins a tie); [] if none."""
-        match = fts_query(query)
-        if match is None:
-            return []
-        sql = ranked_sql("memory", FIELD_WEIGHTS, SCORE_DECIMALS, tiebreak="at_utc DESC")
-        rows = await fetch_all(self.conn, sql, [match] * len(FIELD_WEIGHTS) + [limit])
-        return [_entry(r) for r in rows]
+        """Best matches for `query`, strongest match first (bm25 on who and text; newer wins a tie)."""
+        ranked = await ranked_search(self.conn, "memory", FIELD_WEIGHTS, query, limit, tiebreak="at_utc DESC")
+        return [dataclasses.replace(_entry(h.row), matched=tuple(h.matched), strength=h.strength) for h in ranked]

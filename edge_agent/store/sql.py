@@ -117,3 +117,18 @@ def ranked_sql(table: str, weights: dict[str, float], decimals: int, where: str 
     extra = f" AND ({where})" if where else ""
     return (f"WITH {ctes} SELECT t.*, round(-({total}), {decimals}) AS score FROM {table} t {joins}"
             f" WHERE ({any_hit}){extra} ORDER BY score DESC, t.{tiebreak}, t.id DESC LIMIT ?")
+
+
+async def rebuild_field_fts(conn: aiosqlite.Connection, table: str, fields: list[str], tokenize: str) -> None:
+    """Recreate `table`'s per-field FTS5 tables and triggers with `tokenize`, re-indexing every row.
+
+    For a migration that changes the tokenizer: the rows stay, only the index is rebuilt.
+    """
+    for suffix in ("ai", "ad", "au"):
+        await conn.execute(f"DROP TRIGGER IF EXISTS {table}_fts_{suffix}")
+    for fts in field_fts_names(table, fields).values():
+        await conn.execute(f"DROP TABLE IF EXISTS {fts}")
+    for sql in field_fts_schema(table, fields, tokenize):
+        await conn.execute(sql)
+    for fts in field_fts_names(table, fields).values():
+        await conn.execute(f"INSERT INTO {fts}({fts}) VALUES ('rebuild')")
