@@ -23,7 +23,7 @@ FIRST_TOKENIZE = "unicode61 remove_diacritics 2"
 
 MAX_QUERY_TERMS = 12  # a query is a handful of ranking keywords, never a paragraph
 SCORE_DECIMALS = 3  # bm25 scores equal to this many decimals count as a tie (recency decides)
-MOST_SHARE = 0.6  # a hit matching at least this share of the query's terms (but not all) matches "most"
+MOST_SHARE = 0.75  # a hit matching at least this share of the query's terms (but not all) matches "most"
 MAX_PHRASE_WORDS = 3  # the longest synonym phrase looked for in a query
 
 STOPWORDS = frozenset("""
@@ -157,7 +157,7 @@ def query_plan(query: str) -> list[QueryTerm]:
                 if key and key not in seen:  # "receipt receipts" is one term
                     seen.add(key)
                     out.append(QueryTerm(phrase, (phrase, *[a for a in alts if stems(a) != key]),
-                                         soft=phrase in SOFT_WORDS))
+                                         soft=all(w in SOFT_WORDS for w in phrase.split())))
                 i += size
                 break
     return out
