@@ -111,8 +111,7 @@ def _stemmer() -> sqlite3.Connection:
     return conn
 
 
-@functools.lru_cache(maxsize=8192)
-def stems(text: str) -> tuple[str, ...]:
+def tokens(text: str) -> tuple[str, ...]:
     """The tokens FTS5 indexes for `text`, in order ("Swimming receipts" -> ("swim", "receipt"))."""
     conn = _stemmer()
     with conn:
@@ -120,6 +119,12 @@ def stems(text: str) -> tuple[str, ...]:
         out = tuple(row[0] for row in conn.execute("SELECT term FROM v ORDER BY offset"))
         conn.execute("DELETE FROM s")
     return out
+
+
+@functools.lru_cache(maxsize=8192)
+def stems(phrase: str) -> tuple[str, ...]:
+    """tokens() of a word or short phrase, cached (query words and synonyms recur)."""
+    return tokens(phrase)
 
 
 # -- queries -----------------------------------------------------------------------------------
@@ -191,7 +196,7 @@ STRONG = ("all", "most")
 
 def text_matches(terms: list[QueryTerm], text: str) -> list[str]:
     """The terms whose phrases occur in `text` (by stems, phrases contiguous): for hits not ranked here."""
-    have = stems(text)
+    have = tokens(text)
     joined = " " + " ".join(have) + " "
     return [t.word for t in terms
             if any(" " + " ".join(stems(p)) + " " in joined for p in t.phrases if stems(p))]
