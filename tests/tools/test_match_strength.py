@@ -59,8 +59,20 @@ async def test_devices_are_checked_against_the_paired_ones(tools, world_ctx):
     assert asked == [["phone-2"]]
 
 
+def test_merging_compares_scores_within_their_own_source_and_strength_first():
+    from edge_agent.tools.find_file import merge_hits
+
+    def hit(name, score, strength, mtime="2026-01-01"):
+        return {"device": "d", "path": f"/{name}", "name": name, "score": score, "strength": strength, "mtime": mtime}
+
+    local = [hit("a", 30.0, "all"), hit("b", 10.0, "all"), hit("c", 29.0, "some")]
+    remote = [hit("r1", 2.0, "all"), hit("r2", 0.5, "all")]
+    assert [h["name"] for h in merge_hits([local, remote])] == ["a", "r1", "b", "r2", "c"]
+
+
 def test_a_peer_hit_without_strength_is_scored_here():
     hit = {"device": "laptop", "path": "/x/cv.txt", "name": "cv.txt", "excerpt": "Curriculum vitae of Clara", "score": 9}
     scored = with_strength(hit, "Clara CV")
     assert (scored["matched"], scored["strength"]) == (["clara", "cv"], "all")
     assert with_strength(hit, "Clara passport scan")["strength"] == "some"
+    assert with_strength({**hit, "strength": "all"}, "zeppelin")["strength"] == "some"  # a peer's claim is not taken
