@@ -193,8 +193,10 @@ class _Download:
             req["Range"] = f"bytes={self.have}-"
         timeout = httpx2.Timeout(READ_TIMEOUT_S, connect=CONNECT_TIMEOUT_S)
         with session.stream("GET", self.hub.location, headers=req, timeout=timeout, follow_redirects=True) as resp:
-            if resp.status_code == 416 and self.have and self.have == self.hub.size:
-                return  # everything was already here
+            if resp.status_code == 416 and self.have:
+                if self.have != self.hub.size:  # the part is not a prefix of this file: start over
+                    self.restart()
+                return  # complete, or the caller's loop fetches again from byte 0
             if resp.status_code >= 400:
                 raise PullError(f"{self.hub.location}: HTTP {resp.status_code}")
             if self.have and resp.status_code == 200:  # the server ignored the Range: start over

@@ -92,7 +92,7 @@ class JinjaChatTemplate:
     def adapt(self, messages: Sequence[ChatMessage]) -> list[dict[str, Any]]:
         """The messages as the template can take them: tool results and system text moved to
         user turns where the template has no role for them, adjacent user turns merged."""
-        traits = getattr(self, "traits", None) or TemplateTraits(True, True, "")  # while probing
+        traits = self.traits
         out: list[dict[str, Any]] = []
         pending_system: list[str] = []
         for m in messages:

@@ -86,3 +86,13 @@ def test_ask_local_answers_through_the_template(tmp_path, templated_path, monkey
     free_text = [r for r in rows if r["role"] == "synth"]
     for r in free_text:
         assert r["usage"]["generated_tokens"] < 200  # stopped by the marker, not the length cap
+
+
+def test_doctor_reports_how_the_template_will_be_used(templated_path):
+    from edge_agent.ops.doctor import check_model, template_note
+
+    detail = check_model(templated_path).detail
+    assert "chat template: system role, no tool role (results as user turns), turns end with <|im_end|>" in detail
+    status, note = template_note("{{ raise_exception('no') }}")
+    assert status == "warn" and "plain prompts will be used" in note
+    assert template_note(None) == ("pass", "no chat template: plain prompts")
