@@ -22,7 +22,7 @@ def hub_env(tmp_path, monkeypatch) -> dict[str, str]:
     return dict(os.environ)
 
 
-@pytest.fixture
+@pytest.fixture(scope="session")
 def tiny_bytes(tiny_model_path) -> bytes:
     return tiny_model_path.read_bytes()
 
