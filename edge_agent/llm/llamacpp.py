@@ -19,7 +19,7 @@ from edge_agent.llm.grammar_decode import GrammarDecoder, prefill
 from edge_agent.llm.base import ChatMessage, Completion, ModelError, ModelLoadError, Structured, Usage
 from edge_agent.llm.lock import GenerationLock
 from edge_agent.llm.sessions import SessionKeeper
-from edge_agent.llm.templates import PLAIN_STOPS, JinjaChatTemplate, render_plain
+from edge_agent.llm.templates import PLAIN_STOPS, render_plain, template_for_llama
 from edge_agent.llm.window import check_window, fit_tokens
 
 log = logging.getLogger(__name__)
@@ -74,10 +74,7 @@ class LlamaCppModel:
         source = meta.get("tokenizer.chat_template")
         if source:
             try:
-                vocab = self._llm
-                bos = vocab.detokenize([vocab.token_bos()]).decode("utf-8", "ignore") if vocab.token_bos() >= 0 else ""
-                eos = vocab.detokenize([vocab.token_eos()]).decode("utf-8", "ignore") if vocab.token_eos() >= 0 else ""
-                self._template = JinjaChatTemplate(source, bos, eos)
+                self._template = template_for_llama(self._llm, source)
             except Exception as err:  # a broken template must not stop the model: fall back
                 log.warning("chat template of %s unusable (%s); using the plain template", path.name, err)
         self.fast_grammar = fast_grammar
@@ -112,7 +109,7 @@ class LlamaCppModel:
         return render_plain(messages, add_generation_prompt)
 
     def stop_sequences(self) -> tuple[str, ...]:
-        return () if self._template is not None else PLAIN_STOPS
+        return self._template.stops if self._template is not None else PLAIN_STOPS
 
     # -- grammars ------------------------------------------------------------------------------
     def grammar_for(self, schema: type[BaseModel]) -> Any:

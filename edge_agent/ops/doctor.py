@@ -1,6 +1,6 @@
 """`edge-agent doctor`: is this board ready to run the service? One pass/warn/fail row a check.
 
-Checks: the model file and its checksum, model + KV cache against memory, the broker with the
+Checks: the model file, its checksum and chat template, model + KV cache against memory, the broker with the
 configured credentials, the data dir, free disk, the clock. Only "fail" makes the exit non-zero.
 """
 from __future__ import annotations
@@ -77,12 +77,39 @@ def check_model(path: Path) -> Check:
         return Check("model file", "fail", str(err))
     want, source = expected_checksum(path)
     got = sha256_file(path)
-    size = f"{path.stat().st_size / probes.MIB:.0f} MiB {header.architecture or '?'}"
-    if want is None:
-        return Check("model file", "warn", f"{path} ({size}) sha256 {got[:16]}…: {source}")
-    if got != want:
+    size = f"{path.stat().st_size / probes.MIB:.0f} MiB {header.architecture or '?'}{catalog_note(path)}"
+    if got != want and want is not None:
         return Check("model file", "fail", f"{path}: sha256 {got[:16]}… != expected {want[:16]}… ({source})")
-    return Check("model file", "pass", f"{path} ({size}) sha256 matches {source}")
+    template_status, template = template_note(header.metadata.get("tokenizer.chat_template"))
+    if want is None:
+        return Check("model file", "warn", f"{path} ({size}) sha256 {got[:16]}…: {source}; {template}")
+    return Check("model file", template_status, f"{path} ({size}) sha256 matches {source}; {template}")
+
+
+def catalog_note(path: Path) -> str:
+    """", catalog NAME, licence L" when the file is a catalog model."""
+    from edge_agent.llm.catalog import CatalogError, load_catalog
+
+    try:
+        entry = load_catalog().find_file(path.name)
+    except CatalogError:
+        return ""
+    return f", catalog {entry.name}, licence {entry.licence}" if entry else ""
+
+
+def template_note(source: object) -> tuple[Status, str]:
+    """How the runtime will prompt this model: its own chat template (what it offers) or plain."""
+    from edge_agent.llm.templates import JinjaChatTemplate
+
+    if not source:  # a base model (the bundled one): the plain fallback is what it should get
+        return "pass", "no chat template: plain prompts"
+    try:
+        traits = JinjaChatTemplate(str(source)).traits
+    except Exception as err:  # the runtime falls back the same way
+        return "warn", f"chat template unusable ({err}); plain prompts will be used"
+    tool = "tool role" if traits.tool_role else "no tool role (results as user turns)"
+    system = "system role" if traits.system_role else "no system role (folded into the first user turn)"
+    return "pass", f"chat template: {system}, {tool}, turns end with {traits.end_of_turn or 'nothing'}"
 
 
 def check_memory(settings: Settings, path: Path, available_mb: float | None = None,

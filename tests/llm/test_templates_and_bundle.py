@@ -13,15 +13,15 @@ def test_jinja_template_renders_roles_and_tool_results():
     out = t.render([ChatMessage("system", "be brief"), ChatMessage("user", "hi"),
                     ChatMessage("tool", "3 notes", name="check_notebook")])
     assert out.startswith("<|im_start|>system\nbe brief<|im_end|>")
-    assert "[tool result: check_notebook]\n3 notes" in out and out.endswith("<|im_start|>assistant\n")
+    # This ChatML template names no tool role: the result goes back as a user turn.
+    assert "<|im_start|>user\nTool result (check_notebook):\n3 notes<|im_end|>" in out
+    assert out.endswith("<|im_start|>assistant\n") and t.stops == ("<|im_end|>", "</s>")
 
 
-def test_jinja_template_raise_exception_is_a_template_error():
-    import jinja2
-
-    t = JinjaChatTemplate("{{ raise_exception('only user/assistant') }}")
-    with pytest.raises(jinja2.exceptions.TemplateError, match="only user"):
-        t.render([ChatMessage("user", "x")])
+def test_jinja_template_that_always_raises_is_refused_at_load():
+    # llamacpp.py catches this and falls back to the plain template with a warning.
+    with pytest.raises(ValueError, match="cannot render"):
+        JinjaChatTemplate("{{ raise_exception('only user/assistant') }}")
 
 
 def test_bundled_model_assembles_once_and_is_verified(tmp_path, tiny_model_path):
