@@ -2,7 +2,7 @@
 
 A subprocess cannot be handed a Python model object, so `serve` can build this FunctionModel
 itself. It drives the real harness along one fixed route: plan -> one tool call (so a pill is
-sent) -> answer -> synthesis, each generation taking `delay_s` (0 = zero latency). Every
+sent) -> answer -> synthesis (or, for "remember ...", to a confirmation), each generation taking `delay_s` (0 = zero latency). Every
 structured call is answered with a valid value of the schema asked for, so the harness's own
 validation runs. Never used unless that hidden option is given.
 """
@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import time
 from pathlib import Path
 from typing import Any
@@ -18,10 +19,16 @@ from pydantic import BaseModel, ValidationError
 
 from edge_agent.harness.outcome import Outcome, PillSink
 from edge_agent.llm.doubles import CallInfo, FunctionModel
+from edge_agent.llm.templates import PLAIN_HEADERS
 
 SCRIPTED_SKILL = "date_question"  # the route: its one tool needs no arguments
 SCRIPTED_TOOL = "current_date"
 SCRIPTED_ANSWER = "Scripted answer: today is in the date tool's result."
+# A question starting with "remember" takes the effect route instead (plan remember_this ->
+# remember(note) -> needs_confirmation), so clients can test the confirm flow end to end.
+REMEMBER_PATTERN = re.compile(r"^\s*(?:please\s+)?remember(?:\s+that)?\s*[:,]?\s*(?P<fact>.+)$", re.I | re.S)
+REMEMBER_SKILL = "remember_this"
+REMEMBER_TOOL = "remember"
 
 
 def minimal_value(schema: dict[str, Any], defs: dict[str, Any]) -> Any:
@@ -61,22 +68,37 @@ def _valid(schema: type[BaseModel], value: Any) -> Any:
     return value
 
 
+def last_user_text(prompt: str) -> str:
+    """The last user turn of a plain-template prompt (the question, or L3's instruction)."""
+    head = PLAIN_HEADERS["user"] + "\n"
+    tail = prompt.rsplit(head, 1)[-1]
+    return tail.split("\n\n" + PLAIN_HEADERS["assistant"], 1)[0].strip()
+
+
 class ScriptedRoute:
     """The FunctionModel's fn; state is per question (the service runs one at a time)."""
 
     def __init__(self) -> None:
         self.l2_steps = 0
+        self.fact: str | None = None
 
     def __call__(self, info: CallInfo) -> Any:
         role = info.role.split(".", 1)[0]
         if role == "planner":
             self.l2_steps = 0
+            found = REMEMBER_PATTERN.match(last_user_text(info.prompt))
+            self.fact = found.group("fact").strip() if found else None
+            if self.fact:
+                return _valid(info.schema, {"skill": REMEMBER_SKILL, "rationale": "keep a fact"})
             return _valid(info.schema, {"skill": SCRIPTED_SKILL, "rationale": "today's date"})
         if role == "l2":
             self.l2_steps += 1
             if self.l2_steps == 1:
-                return _valid(info.schema, {"call_tool": {"tool": SCRIPTED_TOOL, "instruction": "today"}})
+                tool, instruction = (REMEMBER_TOOL, self.fact) if self.fact else (SCRIPTED_TOOL, "today")
+                return _valid(info.schema, {"call_tool": {"tool": tool, "instruction": instruction}})
             return _valid(info.schema, {"answer": SCRIPTED_ANSWER})
+        if info.role.startswith(f"l3.{REMEMBER_TOOL}.") and self.fact:
+            return _valid(info.schema, {"note": self.fact})
         if info.schema is not None:
             js = info.schema.model_json_schema()
             return minimal_value(js, js.get("$defs", {}))
