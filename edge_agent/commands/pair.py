@@ -16,6 +16,7 @@ def register(sub, parents) -> None:
     add.add_argument("--host", help="broker address written into its credentials (default mqtt.host)")
     add.add_argument("--port", type=int, help="broker port written into its credentials (default mqtt.port)")
     add.set_defaults(func=run_add)
+    _register_qr_options(add)
     ls = group.add_parser("list", parents=parents, help="list paired names")
     ls.set_defaults(func=run_list)
     rm = group.add_parser("rm", parents=parents, help="remove a name from the password file and ACL")
@@ -32,6 +33,7 @@ def register(sub, parents) -> None:
     conf.add_argument("--tls", nargs=3, type=Path, metavar=("CAFILE", "CERTFILE", "KEYFILE"),
                       help="make every listener TLS with these PEM files (see deploy/mosquitto/README.md)")
     conf.set_defaults(func=run_broker_config)
+    _register_websockets_options(conf)
 
 
 def _paths(settings):
@@ -59,7 +61,7 @@ def run_add(args, settings) -> int:
     print(f"  password: {password}    (shown once; also in {paths.credentials(member.name)})")
     print(f"  use it:   edge-agent --config {paths.credentials(member.name)} ...")
     print(_reload_hint(), file=sys.stderr)
-    return 0
+    return _print_pairing_qr(args, settings, member.name, password)
 
 
 def run_list(args, settings) -> int:
@@ -96,6 +98,11 @@ def run_broker_config(args, settings) -> int:
     from edge_agent.net.pairing import ensure_files
 
     paths = _paths(settings)
+    try:
+        web_lines, web_url = _websockets_listener(args)
+    except ValueError as err:
+        print(f"edge-agent pair: {err}", file=sys.stderr)
+        return 2
     listeners = []
     for spec in args.listen or [f"127.0.0.1:{settings.mqtt.port}"]:
         host, _, port = spec.rpartition(":")
@@ -107,11 +114,79 @@ def run_broker_config(args, settings) -> int:
         ensure_files(paths, settings.mqtt.prefix)
         tls = TlsFiles(*(p.resolve() for p in args.tls)) if args.tls else None
         conf = write_config(args.out or settings.data_dir / "broker", password_file=paths.password_file,
-                            acl_file=paths.acl_file, listeners=listeners, run_as=args.run_as, tls=tls)
+                            acl_file=paths.acl_file, listeners=listeners, run_as=args.run_as, tls=tls,
+                            extra_listener_lines=web_lines)
     except BrokerError as err:
         print(f"edge-agent pair: {err}", file=sys.stderr)
         return 2
     print(conf)
     print(f"listeners: {', '.join(f'{h}:{p}' for h, p in listeners)}; run it: mosquitto -c {conf}",
+          file=sys.stderr)
+    if web_url:
+        print(f"phone page: {web_url} (pair a phone: edge-agent pair add phone --role client --qr)",
+              file=sys.stderr)
+    return 0
+
+
+# --- The phone page (edge_agent/web): its websockets listener and QR pairing. -------------------
+
+def _register_qr_options(add) -> None:
+    add.add_argument("--qr", action="store_true",
+                     help="print a QR code of the phone page's URL with these credentials in its fragment")
+    add.add_argument("--qr-png", type=Path, metavar="FILE", help="also write that QR code as a PNG")
+    add.add_argument("--web", metavar="HOST:PORT",
+                     help="where phones reach the page's websockets listener "
+                          "(default --host or mqtt.host, port 9001)")
+    add.add_argument("--https", action="store_true", help="the page's listener uses TLS (https/wss)")
+
+
+def _register_websockets_options(conf) -> None:
+    conf.add_argument("--websockets", metavar="ADDR:PORT",
+                      help="add an MQTT-over-WebSockets listener that also serves the phone page "
+                           "(http_dir; Mosquitto >= 2.0); port 0 = a free port, chosen now")
+    conf.add_argument("--tls-cert", type=Path, metavar="CERTFILE",
+                      help="serve the page and websockets over TLS with this certificate (PEM)")
+    conf.add_argument("--tls-key", type=Path, metavar="KEYFILE", help="the certificate's private key (PEM)")
+
+
+def _websockets_listener(args) -> tuple[list[str], str | None]:
+    """(config lines, page URL) of --websockets; ([], None) without it."""
+    from edge_agent.net.broker import free_port
+    from edge_agent.net.webpage import listener_lines, parse_listen, web_listener
+
+    if not args.websockets:
+        if args.tls_cert or args.tls_key:
+            raise ValueError("--tls-cert/--tls-key are for the --websockets listener")
+        return [], None
+    bind, port = parse_listen(args.websockets)
+    listener = web_listener(bind, port or free_port(bind), certfile=args.tls_cert, keyfile=args.tls_key)
+    shown = "127.0.0.1" if bind == "0.0.0.0" else bind
+    return listener_lines(listener), f"{'https' if listener.tls else 'http'}://{shown}:{listener.port}/"
+
+
+def _print_pairing_qr(args, settings, name: str, password: str) -> int:
+    """After `pair add --qr/--qr-png`: the page URL with the credentials, as a QR code."""
+    if not (args.qr or args.qr_png):
+        return 0
+    from edge_agent.net.webpage import DEFAULT_WEBSOCKETS_PORT, WebPageError, page_url, parse_listen
+    from edge_agent.ops.qr import QrError, qr_text, write_qr_png
+
+    if args.role != "client":
+        print("edge-agent pair: --qr is for phones (--role client)", file=sys.stderr)
+        return 2
+    try:
+        host, port = (parse_listen(args.web) if args.web
+                      else (args.host or settings.mqtt.host, DEFAULT_WEBSOCKETS_PORT))
+        url = page_url(host, port, username=name, password=password, prefix=settings.mqtt.prefix,
+                       device=settings.device_id, tls=args.https)
+        if args.qr:
+            print(qr_text(url))
+        print(f"  phone page: {url}")
+        if args.qr_png:
+            print(f"  QR code:    {write_qr_png(url, args.qr_png)}")
+    except (WebPageError, QrError) as err:
+        print(f"edge-agent pair: {err}", file=sys.stderr)
+        return 2
+    print("Scan it with the phone's camera; the page keeps the name and password on the phone only.",
           file=sys.stderr)
     return 0
