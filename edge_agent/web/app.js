@@ -289,7 +289,7 @@ function render(e) {
 
 function renderFinal(e) {
   const ev = e.final;
-  const box = el('div', `final ${ev.type}`);
+  const box = el('div', `final final-${ev.type}`);
   if (ev.type === 'answer') {
     box.appendChild(el('p', 'answer', ev.text));
     const a = ev.attachment;

@@ -1,0 +1,166 @@
+"""The phone page in a real headless Chromium, against a real Mosquitto (the generated config with
+the page's websockets listener) and `edge-agent serve` on the scripted model.
+"""
+from __future__ import annotations
+
+import json
+import shutil
+import struct
+import subprocess
+from pathlib import Path
+
+from edge_agent.eval.phone_rig import PREFIX
+from edge_agent.net.pairing import remove_member
+from edge_agent.ops.qr import write_qr_png
+
+TIMEOUT_MS = 20_000  # a step waits at most this long
+QUESTION = "What is the date today?"
+
+
+def _scan(png: Path) -> str:
+    zbarimg = shutil.which("zbarimg")
+    assert zbarimg, "zbarimg missing: apt-get install zbar-tools (deploy/setup.sh does)"
+    return subprocess.run([zbarimg, "-q", "--raw", str(png)], capture_output=True, text=True,
+                          check=True).stdout.strip()
+
+
+def _open(rig, context, name="phone", url=None):
+    page = context.new_page()
+    errors: list[str] = []
+    page.on("pageerror", lambda err: errors.append(str(err)))
+    page.goto(url or rig.url(name))
+    page.wait_for_selector("#conn[data-state=online]", timeout=TIMEOUT_MS)
+    page.errors = errors
+    return page
+
+
+def _ask(page, question: str):
+    page.fill("#q", question)
+    page.press("#q", "Enter")  # send on Enter
+    return page.locator("article.entry").last
+
+
+def _png_size(path: Path) -> tuple[int, int]:
+    head = path.read_bytes()[:24]
+    assert head[:8] == b"\x89PNG\r\n\x1a\n"
+    return struct.unpack(">II", head[16:24])
+
+
+def test_open_from_qr_ask_and_see_pills_then_the_answer(rig, tmp_path):
+    rig.start_agent_online(150)  # 150 ms a generation: the pill shows well before the answer
+    url = _scan(write_qr_png(rig.url(), tmp_path / "qr.png"))
+    assert url == rig.url() and "#u=phone&p=" in url
+    phone = rig.new_phone()
+    page = _open(rig, phone, url=url)
+    assert "#" not in page.url  # the password left the address bar at once
+    stored = json.loads(page.evaluate("localStorage.getItem('ea.creds')"))
+    assert stored["u"] == "phone" and stored["d"] == "pi" and stored["t"] == PREFIX
+
+    entry = _ask(page, QUESTION)
+    entry.locator(".pill").first.wait_for(timeout=TIMEOUT_MS)
+    assert entry.locator(".pill").first.inner_text() == "Date"
+    entry.locator(".answer").wait_for(timeout=TIMEOUT_MS)
+    # The page's own clock (ms from the click): the pill showed before the answer.
+    pill_ms, answer_ms = int(entry.get_attribute("data-pill-ms")), int(entry.get_attribute("data-answer-ms"))
+    assert 0 < pill_ms < answer_ms, (pill_ms, answer_ms)
+    assert entry.locator(".answer").inner_text().startswith("Today is")
+    assert entry.get_attribute("data-state") == "answer"
+    assert page.locator("#device-list .device.online .name").first.inner_text() == "pi"
+    assert page.input_value("#q") == ""
+
+    shot = tmp_path / "phone.png"
+    page.screenshot(path=str(shot))
+    assert _png_size(shot) == (720, 1560)  # 360x780 CSS pixels at 2x
+
+    # The history stays on the phone: a reload shows the question and its answer again.
+    page.reload()
+    page.wait_for_selector("article.entry .answer", timeout=TIMEOUT_MS)
+    assert page.locator("article.entry .question").first.inner_text() == QUESTION
+    assert page.errors == []
+
+
+def test_remember_shows_the_preview_and_confirm_writes_the_note(rig):
+    rig.start_agent_online(0)
+    page = _open(rig, rig.new_phone())
+    entry = _ask(page, "Remember that the bike lock code is 4417.")
+    entry.locator(".preview").wait_for(timeout=TIMEOUT_MS)
+    assert entry.locator(".preview").inner_text() == 'Add to notebook: "the bike lock code is 4417."'
+    assert rig.notes() == []  # nothing changes before the confirm
+    entry.get_by_role("button", name="Confirm").click()
+    entry.locator(".done").wait_for(timeout=TIMEOUT_MS)
+    assert entry.locator(".done").inner_text().startswith("✓")
+    assert [body for _, body in rig.notes()] == ["the bike lock code is 4417."]
+
+    other = _ask(page, "Remember that the spare key is under the blue pot.")
+    other.get_by_role("button", name="Cancel").click()
+    assert other.locator(".done").inner_text() == "Cancelled: nothing was changed."
+    assert len(rig.notes()) == 1
+
+
+def test_a_second_phone_cannot_see_the_first_phones_answers(rig):
+    rig.start_agent_online(50)
+    first = _open(rig, rig.new_phone(), "phone")
+    second = _open(rig, rig.new_phone(), "phone2")
+    # The second phone tries to read the first's replies (and everything else) with its own
+    # credentials, straight through the page's MQTT client.
+    spy = """() => {
+        window.spied = [];
+        client.on('message', (t, p) => window.spied.push(t));
+        client.subscribe(['edge/v1/reply/phone/#', 'edge/v1/reply/#', '#'], {qos: 1});
+    }"""
+    second.evaluate(spy)
+    first.evaluate(spy)  # the control: the same spy on the asker's own page does see the replies
+    second.wait_for_timeout(300)
+    entry = _ask(first, QUESTION)
+    entry.locator(".answer").wait_for(timeout=TIMEOUT_MS)
+    second.wait_for_timeout(500)
+    assert [t for t in first.evaluate("window.spied") if t.startswith("edge/v1/reply/phone/")]
+    spied = second.evaluate("window.spied")
+    assert not [t for t in spied if "/reply/" in t], spied
+    assert second.locator("article.entry").count() == 0
+    assert "phone2" not in entry.get_attribute("data-rid")
+
+
+def test_broker_restart_mid_question_and_the_answer_still_shows(rig):
+    rig.start_agent_online(400)  # about 2 s a question: time to restart the broker under it
+    page = _open(rig, rig.new_phone())
+    entry = _ask(page, QUESTION)
+    page.wait_for_selector("article.entry[data-state=accepted], article.entry[data-state=working]",
+                           timeout=TIMEOUT_MS)
+    rig.broker.restart()
+    entry.locator(".answer").wait_for(timeout=TIMEOUT_MS)
+    assert entry.locator(".answer").inner_text().startswith("Today is")
+    assert page.inner_text("#conn").startswith("Reconnected")
+    assert entry.locator(".pill").count() == 1  # the repeats after the reconnect were dropped
+
+
+def test_an_answer_that_arrived_while_the_phone_slept_is_fetched_by_its_id(rig):
+    rig.start_agent_online(300)
+    phone = rig.new_phone()
+    page = _open(rig, phone)
+    entry = _ask(page, QUESTION)
+    page.wait_for_selector("article.entry[data-state=accepted], article.entry[data-state=working]",
+                           timeout=TIMEOUT_MS)
+    rid = entry.get_attribute("data-rid")
+    page.close()  # the phone sleeps; the answer arrives meanwhile
+    page = _open(rig, phone, url=rig.url().split("#")[0])  # reopened from its bookmark: no fragment
+    again = page.locator(f"article.entry[data-rid='{rid}']")
+    again.locator(".answer").wait_for(timeout=TIMEOUT_MS)
+    assert again.locator(".answer").inner_text().startswith("Today is")
+
+
+def test_unpair_forgets_the_credentials_and_pair_rm_revokes_them(rig):
+    rig.start_agent_online(0)
+    phone = rig.new_phone()
+    page = _open(rig, phone)
+    _ask(page, QUESTION).locator(".answer").wait_for(timeout=TIMEOUT_MS)
+    page.click("#unpair")
+    page.wait_for_selector("#pair:not([hidden])")
+    assert page.evaluate("Object.keys(localStorage)") == []
+    assert page.locator("article.entry").count() == 0
+
+    second = _open(rig, rig.new_phone(), "phone2")
+    remove_member(rig.pairing, "phone2", prefix=PREFIX)
+    rig.broker.reload()  # what `pair rm` asks for: the broker re-reads its password file
+    second.wait_for_selector("#conn[data-state=refused]", timeout=TIMEOUT_MS)
+    assert second.is_visible("#pair")
