@@ -301,8 +301,10 @@ function renderFinal(e) {
       box.appendChild(file);
     }
   } else if (ev.type === 'needs_confirmation') {
-    box.appendChild(el('p', 'answer', ev.text));
+    // The exact preview first; the assistant's words after it, without repeating the preview.
+    const said = ev.text.startsWith(ev.preview) ? ev.text.slice(ev.preview.length).trim() : ev.text;
     box.appendChild(el('p', 'preview', ev.preview));
+    if (said) box.appendChild(el('p', 'answer', said));
     box.appendChild(renderConfirm(e));
   } else {
     box.setAttribute('role', 'alert');
@@ -384,14 +386,14 @@ function save() {
 /* ---------- pairing UI ---------- */
 
 function showPairing() {
-  $('ask').hidden = true;
+  for (const id of ['ask', 'log', 'devices', 'unpair']) $(id).hidden = true;
   $('pair').hidden = false;
   $('pair-user').focus();
 }
 
 function start() {
   $('pair').hidden = true;
-  $('ask').hidden = false;
+  for (const id of ['ask', 'log', 'devices', 'unpair']) $(id).hidden = false;
   renderDeviceChoice();
   for (const e of history) { byRid.set(e.rid, e); if (e.confirm && e.confirm.rid) byRid.set(e.confirm.rid, e); render(e); }
   connect();
@@ -428,7 +430,9 @@ document.addEventListener('DOMContentLoaded', () => {
     store.set(KEY.creds, creds);
     start();
   });
-  $('unpair').addEventListener('click', unpair);
+  $('unpair').addEventListener('click', () => {
+    if (window.confirm('Unpair this phone? It forgets its name, password and history.')) unpair();
+  });
   creds = loadCreds();
   if (creds) start(); else showPairing();
 });

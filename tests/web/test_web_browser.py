@@ -154,6 +154,10 @@ def test_unpair_forgets_the_credentials_and_pair_rm_revokes_them(rig):
     phone = rig.new_phone()
     page = _open(rig, phone)
     _ask(page, QUESTION).locator(".answer").wait_for(timeout=TIMEOUT_MS)
+    page.once("dialog", lambda dialog: dialog.dismiss())  # a slip of the thumb changes nothing
+    page.click("#unpair")
+    assert page.evaluate("localStorage.getItem('ea.creds')") and page.is_visible("#ask")
+    page.once("dialog", lambda dialog: dialog.accept())
     page.click("#unpair")
     page.wait_for_selector("#pair:not([hidden])")
     assert page.evaluate("Object.keys(localStorage)") == []
@@ -164,3 +168,31 @@ def test_unpair_forgets_the_credentials_and_pair_rm_revokes_them(rig):
     rig.broker.reload()  # what `pair rm` asks for: the broker re-reads its password file
     second.wait_for_selector("#conn[data-state=refused]", timeout=TIMEOUT_MS)
     assert second.is_visible("#pair")
+
+
+def test_labels_focus_order_and_touch_targets_on_a_small_screen(rig):
+    rig.start_agent_online(0)
+    page = _open(rig, rig.new_phone())
+    _ask(page, "Remember that the bins go out on Tuesday.").locator(".preview").wait_for(timeout=TIMEOUT_MS)
+    unlabelled = page.evaluate("""() => [...document.querySelectorAll('input, select, textarea')]
+        .filter(e => !e.hidden && e.offsetParent !== null && e.labels.length === 0).map(e => e.id)""")
+    assert unlabelled == []
+    nameless = page.evaluate("""() => [...document.querySelectorAll('button')]
+        .filter(b => b.offsetParent !== null && !(b.textContent.trim() || b.getAttribute('aria-label')))
+        .length""")
+    assert nameless == 0
+    # Tab order: the answer's buttons, then the device, unpair, the question and Send.
+    page.evaluate("document.activeElement.blur()")
+    order = []
+    for _ in range(6):
+        page.keyboard.press("Tab")
+        order.append(page.evaluate("document.activeElement.id || document.activeElement.textContent"))
+    assert order == ["Confirm", "Cancel", "device", "unpair", "q", "send"]
+    # Everything fits 360 px (no sideways scrolling) and every target is at least 44 px tall.
+    assert page.evaluate("document.documentElement.scrollWidth") <= 360
+    small = page.evaluate("""() => [...document.querySelectorAll('button, select, input')]
+        .filter(e => e.offsetParent !== null && e.getBoundingClientRect().height < 44).map(e => e.id || e.textContent)""")
+    assert small == []
+    # The question box sits at the bottom of the screen, within thumb reach.
+    box = page.locator("#q").bounding_box()
+    assert box["y"] + box["height"] > 780 - 80
