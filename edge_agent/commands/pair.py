@@ -34,6 +34,7 @@ def register(sub, parents) -> None:
                       help="make every listener TLS with these PEM files (see deploy/mosquitto/README.md)")
     conf.set_defaults(func=run_broker_config)
     _register_websockets_options(conf)
+    _register_qr_command(group, parents)
 
 
 def _paths(settings):
@@ -138,6 +139,33 @@ def _register_qr_options(add) -> None:
                      help="where phones reach the page's websockets listener "
                           "(default --host or mqtt.host, port 9001)")
     add.add_argument("--https", action="store_true", help="the page's listener uses TLS (https/wss)")
+
+
+def _register_qr_command(group, parents) -> None:
+    qr = group.add_parser("qr", parents=parents,
+                          help="print the phone page's pairing QR code of a client paired on this machine")
+    qr.add_argument("name", help="a client paired here (its stored credentials are used; nothing changes)")
+    qr.add_argument("--png", type=Path, metavar="FILE", help="also write the QR code as a PNG")
+    qr.add_argument("--web", metavar="HOST:PORT", help="where phones reach the page (default mqtt.host:9001)")
+    qr.add_argument("--https", action="store_true", help="the page's listener uses TLS (https/wss)")
+    qr.set_defaults(func=run_qr)
+
+
+def run_qr(args, settings) -> int:
+    from edge_agent.net.pairing import PairingError, load_members, read_password
+
+    paths = _paths(settings)
+    try:
+        member = load_members(paths).get(args.name)
+        password = read_password(paths, args.name) if member else None
+    except PairingError as err:
+        print(f"edge-agent pair: {err}", file=sys.stderr)
+        return 2
+    if member is None or password is None:
+        print(f"edge-agent pair: {args.name!r} is not paired on this machine", file=sys.stderr)
+        return 2
+    args.role, args.qr, args.qr_png, args.host = member.role, True, args.png, None
+    return _print_pairing_qr(args, settings, member.name, password)
 
 
 def _register_websockets_options(conf) -> None:

@@ -144,3 +144,43 @@ def test_cli_pair_add_qr_and_broker_config_websockets(tmp_path):
     assert "phone page: http://127.0.0.1:9001/" in conf.stderr
     bad = _cli(["pair", "broker-config", "--out", str(tmp_path / "c"), "--tls-cert", "x.pem"], data)
     assert bad.returncode == 2 and "--websockets" in bad.stderr
+
+
+@pytest.mark.broker
+def test_debian_dropin_with_websockets_serves_the_page(tmp_path):
+    """The drop-in install.sh --lan writes, loaded by a Debian-style main config, serves index.html."""
+    import time
+    import urllib.request
+
+    from edge_agent.net.broker import find_mosquitto, free_port
+    from edge_agent.ops.mosquitto_dropin import render_dropin
+
+    pairing = tmp_path / "state" / "pairing"
+    pairing.mkdir(parents=True)
+    subprocess.run(["mosquitto_passwd", "-c", "-b", str(pairing / "passwd"), "phone", "pw"], check=True)
+    (pairing / "acl").write_text("user phone\ntopic read edge/v1/reply/phone/#\n")
+    port, ws_port = free_port(), free_port()
+    conf_d = tmp_path / "conf.d"
+    conf_d.mkdir()
+    (conf_d / "edge-agent.conf").write_text(render_dropin(tmp_path / "state", port=port, websockets_port=ws_port))
+    (tmp_path / "persist").mkdir()
+    main = tmp_path / "mosquitto.conf"
+    main.write_text(f"user root\npersistence true\npersistence_location {tmp_path}/persist/\n"
+                    f"log_dest stderr\ninclude_dir {conf_d}\n")
+    proc = subprocess.Popen([find_mosquitto(), "-c", str(main)], stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    try:
+        deadline = time.monotonic() + 5
+        while True:
+            try:
+                with urllib.request.urlopen(f"http://127.0.0.1:{ws_port}/", timeout=1) as resp:
+                    body = resp.read()
+                break
+            except OSError:
+                assert proc.poll() is None and time.monotonic() < deadline, proc.stdout.read().decode()
+                time.sleep(0.05)
+        assert body == (WEB_DIR / "index.html").read_bytes()
+        with urllib.request.urlopen(f"http://127.0.0.1:{ws_port}/mqtt.min.js", timeout=2) as resp:
+            assert sha256_file(WEB_DIR / "mqtt.min.js") == __import__("hashlib").sha256(resp.read()).hexdigest()
+    finally:
+        proc.terminate()
+        proc.wait(10)
