@@ -139,6 +139,9 @@ def _register_qr_options(add) -> None:
                      help="where phones reach the page's websockets listener "
                           "(default --host or mqtt.host, port 9001)")
     add.add_argument("--https", action="store_true", help="the page's listener uses TLS (https/wss)")
+    add.add_argument("--broker-url", metavar="URL",
+                     help="MQTT over WebSockets URL for the page when not its own listener, "
+                          "e.g. wss://pi.local:9443/mqtt (see broker-config --wss)")
 
 
 def _register_qr_command(group, parents) -> None:
@@ -148,6 +151,7 @@ def _register_qr_command(group, parents) -> None:
     qr.add_argument("--png", type=Path, metavar="FILE", help="also write the QR code as a PNG")
     qr.add_argument("--web", metavar="HOST:PORT", help="where phones reach the page (default mqtt.host:9001)")
     qr.add_argument("--https", action="store_true", help="the page's listener uses TLS (https/wss)")
+    qr.add_argument("--broker-url", metavar="URL", help="as for pair add --broker-url")
     qr.set_defaults(func=run_qr)
 
 
@@ -172,24 +176,36 @@ def _register_websockets_options(conf) -> None:
     conf.add_argument("--websockets", metavar="ADDR:PORT",
                       help="add an MQTT-over-WebSockets listener that also serves the phone page "
                            "(http_dir; Mosquitto >= 2.0); port 0 = a free port, chosen now")
+    conf.add_argument("--wss", metavar="ADDR:PORT",
+                      help="with --tls-cert/--tls-key: a separate TLS websockets listener (wss) beside a "
+                           "plain --websockets page listener (Debian's Mosquitto cannot serve the page "
+                           "itself over TLS to Chrome: deploy/mosquitto/README.md)")
     conf.add_argument("--tls-cert", type=Path, metavar="CERTFILE",
-                      help="serve the page and websockets over TLS with this certificate (PEM)")
+                      help="TLS for the --wss listener, or for the --websockets listener without --wss (PEM)")
     conf.add_argument("--tls-key", type=Path, metavar="KEYFILE", help="the certificate's private key (PEM)")
 
 
 def _websockets_listener(args) -> tuple[list[str], str | None]:
-    """(config lines, page URL) of --websockets; ([], None) without it."""
+    """(config lines, page URL) of --websockets (and --wss); ([], None) without it."""
     from edge_agent.net.broker import free_port
     from edge_agent.net.webpage import listener_lines, parse_listen, web_listener
 
     if not args.websockets:
-        if args.tls_cert or args.tls_key:
-            raise ValueError("--tls-cert/--tls-key are for the --websockets listener")
+        if args.tls_cert or args.tls_key or args.wss:
+            raise ValueError("--wss and --tls-cert/--tls-key need a --websockets listener")
         return [], None
+    if args.wss and not args.tls_cert:
+        raise ValueError("--wss needs --tls-cert and --tls-key")
     bind, port = parse_listen(args.websockets)
-    listener = web_listener(bind, port or free_port(bind), certfile=args.tls_cert, keyfile=args.tls_key)
+    tls = {} if args.wss else {"certfile": args.tls_cert, "keyfile": args.tls_key}
+    listener = web_listener(bind, port or free_port(bind), **tls)
+    lines = listener_lines(listener)
+    if args.wss:
+        wss_bind, wss_port = parse_listen(args.wss)
+        lines += listener_lines(web_listener(wss_bind, wss_port or free_port(wss_bind),
+                                             certfile=args.tls_cert, keyfile=args.tls_key))
     shown = "127.0.0.1" if bind == "0.0.0.0" else bind
-    return listener_lines(listener), f"{'https' if listener.tls else 'http'}://{shown}:{listener.port}/"
+    return lines, f"{'https' if listener.tls else 'http'}://{shown}:{listener.port}/"
 
 
 def _print_pairing_qr(args, settings, name: str, password: str) -> int:
@@ -206,7 +222,7 @@ def _print_pairing_qr(args, settings, name: str, password: str) -> int:
         host, port = (parse_listen(args.web) if args.web
                       else (args.host or settings.mqtt.host, DEFAULT_WEBSOCKETS_PORT))
         url = page_url(host, port, username=name, password=password, prefix=settings.mqtt.prefix,
-                       device=settings.device_id, tls=args.https)
+                       device=settings.device_id, tls=args.https, broker_url=args.broker_url)
         if args.qr:
             print(qr_text(url))
         print(f"  phone page: {url}")

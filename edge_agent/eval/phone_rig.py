@@ -42,8 +42,12 @@ def find_chromium() -> str:
 class PhoneRig(Rig):
     """A broker with TCP + websockets listeners, an agent `pi`, and phones `phone` and `phone2`."""
 
-    def __init__(self, root: Path):  # noqa: D107 - replaces Rig's broker set-up with the page's
+    def __init__(self, root: Path, tls: tuple[Path, Path] | None = None, wss: bool = False):
+        """`tls` = (certfile, keyfile): the page and MQTT over https/wss on one listener, or with
+        `wss` the page over plain http and MQTT on a second, TLS, listener (the Debian set-up)."""
         self.root = root
+        self.tls = tls
+        self.wss_port = free_port(LOOPBACK) if wss else None
         self.pairing = PairingPaths(root / "pairing")
         add_member(self.pairing, "pi", "device", prefix=PREFIX, host=LOOPBACK, port=0)
         for name in PHONES:
@@ -54,10 +58,13 @@ class PhoneRig(Rig):
         broker_dir.mkdir(parents=True, exist_ok=True)
         import getpass
 
+        files = {"certfile": tls[0], "keyfile": tls[1]} if tls else {}
+        web = listener_lines(web_listener(LOOPBACK, self.ws_port, **({} if wss else files)))
+        if self.wss_port:
+            web += listener_lines(web_listener(LOOPBACK, self.wss_port, **files))
         conf = write_config(broker_dir, password_file=self.pairing.password_file,
                             acl_file=self.pairing.acl_file, listeners=[(LOOPBACK, port)],
-                            run_as=getpass.getuser(),
-                            extra_listener_lines=listener_lines(web_listener(LOOPBACK, self.ws_port)))
+                            run_as=getpass.getuser(), extra_listener_lines=web)
         self.broker: LocalBroker = LocalBroker(LOOPBACK, port, conf, broker_dir / "mosquitto.log").start()
         self.agent = None
         self._pw = None
@@ -66,7 +73,8 @@ class PhoneRig(Rig):
     def url(self, name: str = "phone") -> str:
         """The pairing URL a QR code for `name` holds."""
         return page_url(LOOPBACK, self.ws_port, username=name, password=read_password(self.pairing, name) or "",
-                        prefix=PREFIX, device="pi")
+                        prefix=PREFIX, device="pi", tls=self.tls is not None and not self.wss_port,
+                        broker_url=f"wss://{LOOPBACK}:{self.wss_port}/mqtt" if self.wss_port else None)
 
     def start_agent_online(self, delay_ms: float) -> None:
         """`serve` on the scripted model, waiting until its retained status says online."""
@@ -92,20 +100,20 @@ class PhoneRig(Rig):
             c.loop_stop()
             c.disconnect()
 
-    def launch_browser(self):
+    def launch_browser(self, *args: str):
         """Headless Chromium through Playwright (never Playwright's own browser downloads)."""
         try:
             from playwright.sync_api import sync_playwright
         except ImportError as err:
             raise RigError("playwright is missing: pip install playwright (no `playwright install`)") from err
         self._pw = sync_playwright().start()
-        self.browser = self._pw.chromium.launch(executable_path=find_chromium(), args=["--no-sandbox"])
+        self.browser = self._pw.chromium.launch(executable_path=find_chromium(), args=["--no-sandbox", *args])
         return self.browser
 
-    def new_phone(self):
+    def new_phone(self, **options):
         """A fresh phone: its own storage, 360x780, touch."""
         return self.browser.new_context(viewport=PHONE_VIEWPORT, device_scale_factor=2, is_mobile=True,
-                                        has_touch=True)
+                                        has_touch=True, **options)
 
     def notes(self) -> list[tuple[str, str]]:
         """(title, body) of every notebook row in the agent's store."""

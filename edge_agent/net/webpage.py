@@ -11,7 +11,7 @@ from __future__ import annotations
 import hashlib
 from dataclasses import dataclass
 from pathlib import Path
-from urllib.parse import quote, urlencode
+from urllib.parse import quote, urlencode, urlsplit
 
 WEB_DIR = Path(__file__).resolve().parent.parent / "web"
 """The page's files, shipped as package data."""
@@ -88,18 +88,29 @@ def listener_lines(listener: WebListener) -> list[str]:
 
 
 def page_url(host: str, port: int, *, username: str, password: str, prefix: str, device: str | None = None,
-             tls: bool = False) -> str:
+             tls: bool = False, broker_url: str | None = None) -> str:
     """The page's address with the credentials in its fragment (never sent to the server).
 
-    Fragment keys: u username, p password, t topic prefix, d the device to ask. The page
-    connects back to the host and port it was loaded from.
+    Fragment keys: u username, p password, t topic prefix, d the device to ask, b the broker's
+    ws:// or wss:// URL when it is not the listener the page came from (the page accepts only
+    one on the page's own host).
     """
     fragment = {"u": username, "p": password, "t": prefix}
     if device:
         fragment["d"] = device
+    if broker_url:
+        fragment["b"] = check_broker_url(broker_url)
     scheme = "https" if tls else "http"
     netloc = f"[{host}]" if ":" in host else host
-    return f"{scheme}://{netloc}:{port}/#{urlencode(fragment, quote_via=quote, safe='/')}"
+    return f"{scheme}://{netloc}:{port}/#{urlencode(fragment, quote_via=quote, safe='/:')}"
+
+
+def check_broker_url(url: str) -> str:
+    """A ws:// or wss:// URL with a host and port (the page's `b`)."""
+    parts = urlsplit(url)
+    if parts.scheme not in ("ws", "wss") or not parts.hostname or not parts.port:
+        raise WebPageError(f"bad broker URL {url!r}: use wss://HOST:PORT/mqtt (or ws://)")
+    return url
 
 
 def sha256_file(path: Path) -> str:

@@ -35,7 +35,7 @@ function readFragment() {
   if (!location.hash || location.hash.length < 2) return null;
   const f = new URLSearchParams(location.hash.slice(1));
   if (!f.get('u') || !f.get('p')) return null;
-  return {u: f.get('u'), p: f.get('p'), t: f.get('t') || 'edge/v1', d: f.get('d') || 'pi'};
+  return {u: f.get('u'), p: f.get('p'), t: f.get('t') || 'edge/v1', d: f.get('d') || 'pi', b: f.get('b') || ''};
 }
 
 function loadCreds() {
@@ -82,10 +82,22 @@ function setConn(text, kind) {
   el.dataset.state = kind;
 }
 
+/* The broker: the listener that served the page, or `b` from the pairing URL (a wss:// listener
+   beside a plain page listener), but only on this page's own host, so a crafted link cannot
+   send this phone's questions elsewhere. */
+function brokerUrl() {
+  const own = `${location.protocol === 'https:' ? 'wss' : 'ws'}://${location.host}/mqtt`;
+  if (!creds.b) return own;
+  try {
+    const u = new URL(creds.b);
+    if ((u.protocol === 'ws:' || u.protocol === 'wss:') && u.hostname === location.hostname) return u.href;
+  } catch (err) { /* not a URL: fall through */ }
+  return own;
+}
+
 function connect() {
-  const scheme = location.protocol === 'https:' ? 'wss' : 'ws';
   setConn('Connecting…', 'connecting');
-  client = mqtt.connect(`${scheme}://${location.host}/mqtt`, {
+  client = mqtt.connect(brokerUrl(), {
     protocolVersion: 5, clean: false, clientId: clientId(creds.u),
     username: creds.u, password: creds.p,
     reconnectPeriod: RECONNECT_MS, connectTimeout: 10000,

@@ -196,3 +196,59 @@ def test_labels_focus_order_and_touch_targets_on_a_small_screen(rig):
     # The question box sits at the bottom of the screen, within thumb reach.
     box = page.locator("#q").bounding_box()
     assert box["y"] + box["height"] > 780 - 80
+
+
+
+def _self_signed(directory: Path) -> tuple[Path, Path]:
+    """The README's self-signed example, for 127.0.0.1."""
+    subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "2",
+                    "-keyout", "page.key", "-out", "page.crt", "-subj", "/CN=127.0.0.1",
+                    "-addext", "subjectAltName=IP:127.0.0.1"], cwd=directory, check=True, capture_output=True)
+    return directory / "page.crt", directory / "page.key"
+
+
+def test_debian_tls_set_up_page_over_http_and_mqtt_over_wss(tmp_path):
+    """Debian's Mosquitto (libwebsockets with HTTP/2) cannot serve the page over TLS to Chrome
+    (mosquitto#2251), so the page comes over http and MQTT (the password) goes over wss."""
+    from edge_agent.eval.phone_rig import PhoneRig
+
+    rig = PhoneRig(tmp_path / "rig", tls=_self_signed(tmp_path), wss=True)
+    try:
+        rig.launch_browser()
+        rig.start_agent_online(0)
+        assert f"&b=wss://127.0.0.1:{rig.wss_port}/mqtt" in rig.url()
+        # The phone accepted the self-signed certificate once (what the browser's warning offers).
+        page = _open(rig, rig.new_phone(ignore_https_errors=True))
+        _ask(page, QUESTION).locator(".answer").wait_for(timeout=TIMEOUT_MS)
+        # Not accepted: no connection, so no password was sent in the clear instead.
+        page = rig.new_phone().new_page()
+        page.goto(rig.url())
+        page.wait_for_timeout(1500)
+        assert page.get_attribute("#conn", "data-state") != "online"
+    finally:
+        rig.close()
+
+
+def test_a_crafted_link_cannot_point_the_page_at_another_host(rig):
+    rig.start_agent_online(0)
+    evil = rig.url() + "&b=" + "wss://attacker.example:9443/mqtt"
+    page = _open(rig, rig.new_phone(), url=evil)  # it connects to its own host, not the link's
+    assert json.loads(page.evaluate("localStorage.getItem('ea.creds')"))["b"] == "wss://attacker.example:9443/mqtt"
+    assert page.evaluate("brokerUrl()").startswith(f"ws://127.0.0.1:{rig.ws_port}/")
+
+
+def test_the_page_over_tls_on_one_listener_where_libwebsockets_has_no_http2(tmp_path):
+    """https page + wss on one TLS listener: right for Mosquitto builds whose libwebsockets has
+    no HTTP/2 (the browser here is told not to use it, which is what such a build amounts to)."""
+    from edge_agent.eval.phone_rig import PhoneRig
+
+    rig = PhoneRig(tmp_path / "rig", tls=_self_signed(tmp_path))
+    try:
+        rig.launch_browser("--disable-http2")
+        rig.start_agent_online(0)
+        assert rig.url().startswith("https://127.0.0.1:")
+        page = _open(rig, rig.new_phone(ignore_https_errors=True))
+        assert page.evaluate("location.protocol") == "https:"
+        _ask(page, QUESTION).locator(".answer").wait_for(timeout=TIMEOUT_MS)
+    finally:
+        rig.close()

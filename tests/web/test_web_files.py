@@ -184,3 +184,25 @@ def test_debian_dropin_with_websockets_serves_the_page(tmp_path):
     finally:
         proc.terminate()
         proc.wait(10)
+
+
+def test_cli_broker_config_wss_beside_a_plain_page_listener(tmp_path):
+    data = tmp_path / "data"
+    cert, key = tmp_path / "page.crt", tmp_path / "page.key"
+    cert.write_text("x")
+    key.write_text("y")
+    out = _cli(["pair", "broker-config", "--out", str(tmp_path / "b"), "--websockets", "0.0.0.0:9001",
+                "--wss", "0.0.0.0:9443", "--tls-cert", str(cert), "--tls-key", str(key)], data)
+    assert out.returncode == 0, out.stderr
+    text = (tmp_path / "b" / "mosquitto.conf").read_text()
+    plain, tls = text.split("listener 9001 0.0.0.0\n")[1].split("listener 9443 0.0.0.0\n")
+    assert "certfile" not in plain and f"certfile {cert}" in tls and f"keyfile {key}" in tls
+    assert "protocol websockets" in tls
+    refused = _cli(["pair", "broker-config", "--out", str(tmp_path / "c"), "--websockets", "0.0.0.0:9001",
+                    "--wss", "0.0.0.0:9443"], data)
+    assert refused.returncode == 2 and "--tls-cert" in refused.stderr
+    qr = _cli(["pair", "add", "phone", "--role", "client", "--qr", "--web", "pi.local:9001",
+               "--broker-url", "wss://pi.local:9443/mqtt"], data)
+    assert qr.returncode == 0 and "&b=wss://pi.local:9443/mqtt" in qr.stdout
+    bad = _cli(["pair", "qr", "phone", "--broker-url", "http://pi.local/"], data)
+    assert bad.returncode == 2 and "bad broker URL" in bad.stderr
