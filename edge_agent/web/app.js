@@ -240,12 +240,20 @@ function onConfirmEvent(e, ev) {
   if (FINAL.includes(ev.type)) { e.confirm.final = ev; e.confirm.state = ev.type; }
 }
 
+/* `busy` (the agent's intake is full, or memory is low) was not logged: the same request id is
+   asked again after retry_after_s, and its events then start afresh. */
 function scheduleBusyRetry(e, ev) {
-  const after = Number(ev.retry_after);
+  const after = Number(ev.retry_after_s ?? ev.retry_after);
   if (!(after > 0) || e.busyRetries >= BUSY_RETRIES) return;
   e.busyRetries += 1;
   e.retryAt = Date.now() + after * 1000;
-  setTimeout(() => { if (e.retryAt) reask(e); }, after * 1000);
+  setTimeout(() => {
+    if (!e.retryAt) return;
+    Object.assign(e, {state: 'sent', pills: [], seqs: [], final: null, retryAt: null});
+    save();
+    render(e);
+    publishAsk(e);
+  }, after * 1000);
 }
 
 function onStatus(t, data) {
