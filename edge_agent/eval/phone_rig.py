@@ -76,10 +76,10 @@ class PhoneRig(Rig):
                         prefix=PREFIX, device="pi", tls=self.tls is not None and not self.wss_port,
                         broker_url=f"wss://{LOOPBACK}:{self.wss_port}/mqtt" if self.wss_port else None)
 
-    def start_agent_online(self, delay_ms: float) -> None:
-        """`serve` on the scripted model, waiting until its retained status says online."""
+    def start_agent_online(self, delay_ms: float, **env: str) -> None:
+        """`serve` on the scripted model (`env`: EDGE_AGENT_* overrides), waiting until it is online."""
         since = time.time()
-        self.start_agent(delay_ms)
+        self.start_agent(delay_ms, **env)
         import paho.mqtt.client as paho
 
         got: list[dict] = []
