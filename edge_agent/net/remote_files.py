@@ -6,8 +6,8 @@ is named in "unreachable"; it never fails the search.
 
 A reply is taken only on P/reply/<agent>/files/<search id>/<device>, which the broker's ACL lets
 only <device> write, and never when retained (a planted message, not an answer). It is dropped
-unread past MAX_REPLY_BYTES, at most the hits asked for are kept, and they are ranked by the
-agent's own score of the returned name and excerpt: a peer's own number is never trusted.
+unread past MAX_REPLY_BYTES, its hits are ranked by the agent's own score of the returned name
+and excerpt (a peer's own number is never trusted), and at most the number asked for is kept.
 """
 from __future__ import annotations
 
@@ -116,11 +116,12 @@ class RemoteFileSearch:
         for d, fut in futures.items():
             event = fut.result() if fut.done() and not fut.cancelled() and fut.exception() is None else None
             if isinstance(event, FileResults):
-                if len(event.hits) > SEARCH_LIMIT:
-                    log.warning("file search on %s: %d hits for %d asked; kept the first %d", d,
-                                len(event.hits), SEARCH_LIMIT, SEARCH_LIMIT)
-                hits.extend(h.model_dump() | {"device": d, "score": excerpt_score(query, h)}
-                            for h in event.hits[:SEARCH_LIMIT])
+                scored = sorted((h.model_dump() | {"device": d, "score": excerpt_score(query, h)} for h in event.hits),
+                                key=lambda h: h["score"], reverse=True)
+                if len(scored) > SEARCH_LIMIT:
+                    log.warning("file search on %s: %d hits for %d asked; kept the agent's best %d", d,
+                                len(scored), SEARCH_LIMIT, SEARCH_LIMIT)
+                hits.extend(scored[:SEARCH_LIMIT])
             else:
                 if fut.done() and not fut.cancelled() and fut.exception() is not None:
                     log.warning("file search on %s failed: %s", d, fut.exception())

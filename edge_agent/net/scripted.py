@@ -2,7 +2,9 @@
 
 A subprocess cannot be handed a Python model object, so `serve` can build this FunctionModel
 itself. It drives the real harness along one fixed route: plan -> one tool call (so a pill is
-sent) -> answer -> synthesis, each generation taking `delay_s` (0 = zero latency). Every
+sent) -> answer -> synthesis, each generation taking `delay_s` (0 = zero latency). A question
+that starts with "Remember:" takes the remember route instead, which ends in a real pending
+action (needs_confirmation), so confirmation can be exercised over MQTT. Every
 structured call is answered with a valid value of the schema asked for, so the harness's own
 validation runs. Never used unless that hidden option is given.
 """
@@ -22,6 +24,9 @@ from edge_agent.llm.doubles import CallInfo, FunctionModel
 SCRIPTED_SKILL = "date_question"  # the route: its one tool needs no arguments
 SCRIPTED_TOOL = "current_date"
 SCRIPTED_ANSWER = "Scripted answer: today is in the date tool's result."
+REMEMBER_MARKER = "Remember:"  # a question starting with this takes the remember route
+REMEMBER_ROUTE = ("remember_this", "remember")
+QUESTION_TAIL_CHARS = 400  # the question is the prompt's last message: look only there
 
 
 def minimal_value(schema: dict[str, Any], defs: dict[str, Any]) -> Any:
@@ -66,16 +71,19 @@ class ScriptedRoute:
 
     def __init__(self) -> None:
         self.l2_steps = 0
+        self.route = (SCRIPTED_SKILL, SCRIPTED_TOOL)
 
     def __call__(self, info: CallInfo) -> Any:
         role = info.role.split(".", 1)[0]
         if role == "planner":
             self.l2_steps = 0
-            return _valid(info.schema, {"skill": SCRIPTED_SKILL, "rationale": "today's date"})
+            remember = REMEMBER_MARKER in info.prompt[-QUESTION_TAIL_CHARS:]
+            self.route = REMEMBER_ROUTE if remember else (SCRIPTED_SKILL, SCRIPTED_TOOL)
+            return _valid(info.schema, {"skill": self.route[0], "rationale": "the scripted route"})
         if role == "l2":
             self.l2_steps += 1
             if self.l2_steps == 1:
-                return _valid(info.schema, {"call_tool": {"tool": SCRIPTED_TOOL, "instruction": "today"}})
+                return _valid(info.schema, {"call_tool": {"tool": self.route[1], "instruction": "as asked"}})
             return _valid(info.schema, {"answer": SCRIPTED_ANSWER})
         if info.schema is not None:
             js = info.schema.model_json_schema()

@@ -182,6 +182,7 @@ async def test_forged_file_replies_are_bounded_capped_and_ranked_by_the_agent(se
     assert len(json.dumps([{"path": f"/x/{i}"} for i in range(4000)])) > MAX_REPLY_BYTES
     assert len(capped["hits"]) == SEARCH_LIMIT and capped["unreachable"] == []
     assert all(h["device"] == "desk" and h["score"] < 10 for h in capped["hits"])  # the peer's 1e9 ignored
+    assert capped["hits"][0]["name"] == "boiler-manual.txt"  # ranked by the agent's own reading
     assert service.remote._waiting == {}
 
 
