@@ -25,7 +25,7 @@ from edge_agent.net.payload import PayloadError, parse_json
 from edge_agent.net.presence import DeviceDirectory
 from edge_agent.net.topics import Topics
 from edge_agent.store.files import search_files
-from edge_agent.store.text import name_terms, query_terms, singular, words
+from edge_agent.store.text import name_terms, query_terms, words
 
 log = logging.getLogger(__name__)
 
@@ -37,7 +37,8 @@ NAME_MATCH_WEIGHT = 2.0  # a query word in the file's name counts this much more
 
 def excerpt_score(query: str, hit: FileHit) -> float:
     """The agent's own score of a returned hit: query words found in its name and excerpt, 0..3."""
-    terms = [singular(t) for t in query_terms(query)]
+    # A plural's "s" is dropped and words match as prefixes: "manuals" finds "manual".
+    terms = [t[:-1] if len(t) > 3 and t.endswith("s") else t for t in query_terms(query)]
     if not terms:
         return 0.0
     name_words = words(name_terms(hit.name))
