@@ -62,7 +62,7 @@ class HarnessSettings(_Section):
     tracing: bool = True
     """Store every model session's exact prompt and output in the traces table."""
     log_chats: bool = True
-    """Write each answered question and its answer to the memory log (kind chat)."""
+    """Keep each question answered from data in the chat log under its asker (never searched by tools)."""
 
 
 class MqttSettings(_Section):
