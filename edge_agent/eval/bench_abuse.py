@@ -133,8 +133,9 @@ def run_probe(data_dir: Path, model_path: Path) -> subprocess.CompletedProcess:
 def probe_verdict(proc: subprocess.CompletedProcess) -> tuple[bool, str]:
     """Held when the child lived, every question ended with an exit kind and no two decodes overlapped."""
     if proc.returncode != 0:
-        tail = (proc.stderr or "").strip().splitlines()[-3:]
-        return False, f"the process died (exit {proc.returncode}): {' | '.join(tail)}"
+        lines = (proc.stderr or "").strip().splitlines()
+        why = [line for line in lines if "GGML_ASSERT" in line or "Error" in line][:2] or lines[-2:]
+        return False, f"the process died (exit {proc.returncode}): {' | '.join(why)}"
     try:
         got = json.loads(proc.stdout.strip().splitlines()[-1])
     except (ValueError, IndexError):
