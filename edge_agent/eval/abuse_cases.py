@@ -25,7 +25,6 @@ from edge_agent.net.rpc import AgentClient, new_request_id
 from edge_agent.net.service import AgentService
 from edge_agent.net.topics import Topics
 from edge_agent.ops.status import status_payload
-from edge_agent.store import requests as rlog
 from edge_agent.store.db import connect
 
 T = Topics("edge/v1")

@@ -12,7 +12,6 @@ acknowledged, and recent ones the asker has not acked, are re-sent.
 from __future__ import annotations
 
 import asyncio
-import collections
 import itertools
 import logging
 import time
@@ -25,7 +24,8 @@ from pydantic import BaseModel
 from edge_agent.config import Settings
 from edge_agent.harness.outcome import Asker, Outcome
 from edge_agent.net.bridge import MqttBridge
-from edge_agent.net.events import AckRequest, Accepted, AskRequest, ConfirmRequest, Error, Pill, Queued
+from edge_agent.net.admission import Admission
+from edge_agent.net.events import AckRequest, Accepted, AskRequest, Error, Pill, Queued
 from edge_agent.net.fairqueue import FairQueue
 from edge_agent.net.intake import REQUEST_MODELS, Incoming, Rejected, Route, read_request
 from edge_agent.net.payload import PayloadError, parse_json
@@ -46,8 +46,6 @@ STOP_GRACE_S = 10.0  # a clean stop lets the running request finish this long
 GUARD_FACTOR = 1.5  # the service's own deadline = harness deadline x this + GUARD_SLACK_S
 GUARD_SLACK_S = 10.0
 ACCEPTED_SEQ = 0  # the request log numbers a new request's events from 1
-CONFIRM_FAILURES_ALLOWED = 5  # failed confirms one asker may make in a window ...
-CONFIRM_FAILURE_WINDOW_S = 60.0  # ... of this many seconds; past it confirms are refused unread
 MAX_ACK_BYTES = 512  # {"request_id": ...} needs far less
 
 
@@ -100,7 +98,7 @@ class AgentService:
                                       settings.ops.status_interval_s)
         self._low_memory = is_low_memory or (lambda: low_memory(settings.ops.min_available_mb))
         self._queue: FairQueue[Job] = FairQueue()
-        self._confirm_failures: dict[str, collections.deque[float]] = {}
+        self.admission = Admission(settings.mqtt, conn, self._queue)
         self._active: set[tuple[str, str]] = set()
         self._running: Job | None = None
         self._stop = asyncio.Event()
@@ -188,7 +186,7 @@ class AgentService:
             payload = await answer_file_search(self.conn, self.device, got.request)  # type: ignore[arg-type]
             self.bridge.publish(got.route.topic, payload, qos=1, correlation=got.route.correlation)
             return
-        refusal = await self._refusal(got)
+        refusal = await self.admission.refusal(got)
         if refusal is not None:
             self.bridge.ack(msg)
             self._reject(refusal)
@@ -204,45 +202,6 @@ class AgentService:
             return
         if not await rlog.mark_acked(self.conn, sender, ack.request_id):
             log.info("ack from %s for %s, which has no stored answer", sender, ack.request_id)
-
-    async def _refusal(self, got: Incoming) -> Rejected | None:
-        """Why a well-formed request may not be logged, or None. Nothing is written for a refusal."""
-        sender, rid = got.topic.sender, got.request_id
-        if await rlog.get_request(self.conn, sender, rid) is not None:
-            return None  # a duplicate: answered from the log whatever the bounds
-        m = self.settings.mqtt
-        if isinstance(got.request, ConfirmRequest):
-            return await self._confirm_refusal(got)
-        if self._queue.pending(sender) >= m.per_asker_limit:
-            why = f"you have {self._queue.pending(sender)} questions waiting or running (limit {m.per_asker_limit})"
-        elif self._queue.qsize() >= m.queue_limit:
-            why = f"{self._queue.qsize()} questions are waiting (limit {m.queue_limit})"
-        else:
-            return None
-        return Rejected("busy", f"busy: {why}; send it again later", got.route, rid, sender,
-                        retry_after_s=m.busy_retry_after_s)
-
-    async def _confirm_refusal(self, got: Incoming) -> Rejected | None:
-        """Only the asker whose question offered an action may confirm it; failures are rate-limited."""
-        sender, rid = got.topic.sender, got.request_id
-        failures = self._confirm_failures.setdefault(sender, collections.deque())
-        now = time.monotonic()
-        while failures and now - failures[0] > CONFIRM_FAILURE_WINDOW_S:
-            failures.popleft()
-        if len(failures) >= CONFIRM_FAILURES_ALLOWED:
-            retry = CONFIRM_FAILURE_WINDOW_S - (now - failures[0])
-            log.warning("confirm from %s refused: %d failed confirms in %.0f s", sender, len(failures),
-                        CONFIRM_FAILURE_WINDOW_S, extra={"request_id": rid, "sender": sender})
-            return Rejected("rate_limited", f"too many failed confirmations; try again in {retry:.0f} s",
-                            got.route, rid, sender, retry_after_s=round(retry, 1))
-        action_id = got.request.action_id.strip()  # type: ignore[attr-defined]
-        if await rlog.action_owner(self.conn, action_id) == sender:
-            return None
-        failures.append(now)
-        # Someone else's action and no action at all look the same: ids are not confirmed to guessers.
-        log.warning("confirm from %s for an action that is not theirs: %r", sender, action_id[:64],
-                    extra={"request_id": rid, "sender": sender, "code": "not_found"})
-        return Rejected("not_found", f"there is no pending action {action_id[:64]!r} of yours", got.route, rid, sender)
 
     def _reject(self, got: Rejected) -> None:
         self.metrics.record_rejection(got.code)
@@ -269,7 +228,8 @@ class AgentService:
         if kind == "ask" and self._low_memory():
             self.metrics.record_rejection("low_memory")
             await self.replies.finish(key, got.route, lambda seq: Error(
-                request_id=rid, seq=seq, code="busy", message=LOW_MEMORY_MESSAGE))
+                request_id=rid, seq=seq, code="busy", message=LOW_MEMORY_MESSAGE,
+                retry_after_s=self.settings.mqtt.busy_retry_after_s))
             return
         await self._enqueue(Job(key, kind, got.request, got.route, time.monotonic()), announce=True)
 
