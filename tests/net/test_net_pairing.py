@@ -38,6 +38,15 @@ def test_acl_rules_by_role():
                                      "topic write edge/v1/reply/pi/files/+/laptop"]
 
 
+def test_a_registry_without_an_agent_keeps_its_devices_answering_until_the_agent_is_paired():
+    legacy = {"phone": Member("phone", "client", 0.0), "pi": Member("pi", "device", 0.0)}
+    text = acl_text(legacy, PREFIX)
+    assert "No agent paired" in text and "topic write edge/v1/reply/phone/#" in text
+    paired = dict(legacy, laptop=Member("laptop", "device", 0.0), pi=Member("pi", "agent", 0.0))
+    laptop = acl_text(paired, PREFIX).split("user laptop\n")[1].split("\n\n")[0]
+    assert "No agent paired" not in acl_text(paired, PREFIX) and "reply/phone" not in laptop
+
+
 def test_credential_files_are_private_even_when_they_existed(tmp_path):
     paths = PairingPaths(tmp_path / "pairing")
     for path, text in ((paths.credentials("phone"), "old\n"), (paths.acl_file, "old\n"), (paths.registry, "{}\n")):
