@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 
 MAX_JSON_DEPTH = 16  # our deepest real payload (a file_results event) nests 4 levels
+MAX_STATUS_BYTES = 16 * 1024  # a device's retained status: metrics, a few hundred bytes
 _OPEN = frozenset(b"[{")
 _CLOSE = frozenset(b"]}")
 _QUOTE = ord('"')

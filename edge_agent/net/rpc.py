@@ -24,7 +24,7 @@ from edge_agent.config import Settings
 from edge_agent.net.bridge import MqttBridge
 from edge_agent.net.events import FINAL_TYPES, REPLY_EVENT, AckRequest
 from edge_agent.net.mqtt_types import NO_MATCHING_SUBSCRIBERS, ConnectOptions, Message, MqttError
-from edge_agent.net.payload import PayloadError, parse_json
+from edge_agent.net.payload import MAX_STATUS_BYTES, PayloadError, parse_json
 from edge_agent.net.topics import Topics
 from edge_agent.ops.status import parse_status
 
@@ -167,6 +167,7 @@ class AgentClient:
         device = self.topics.parse_status(msg.topic)
         if device is not None:
             try:
+                parse_json(msg.payload, max_bytes=MAX_STATUS_BYTES)  # size and nesting first
                 self.device_status[device] = parse_status(msg.payload)
             except ValueError as err:
                 log.warning("bad status of %s: %s", device, err)

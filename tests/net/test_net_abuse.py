@@ -216,3 +216,12 @@ async def test_answers_are_resent_on_reconnect_until_the_asker_acks(settings_for
         await asyncio.sleep(0.3)
     row = next(r for r in await _log_rows(settings, "phone") if r.request_id == events[0].request_id)
     assert row.acked and row.delivered
+
+
+def test_a_nested_status_from_a_device_is_ignored_not_a_crash():
+    from edge_agent.net.mqtt_types import Message
+    from edge_agent.net.presence import DeviceDirectory
+
+    directory = DeviceDirectory(T, "pi")
+    assert directory.on_status(Message(T.status("laptop"), NESTED, 1, True, False, None, None, 1, 1))
+    assert not directory.online("laptop")
