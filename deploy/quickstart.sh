@@ -32,7 +32,7 @@ edge-agent world load >"$RUN/world-load.log" 2>&1 || { cat "$RUN/world-load.log"
 tail -n 1 "$RUN/world-load.log" >&2
 
 say "pairing the agent (pi), a file peer (laptop) and clients (me, and phone for the page)"
-for member in pi:device laptop:device me:client phone:client; do
+for member in pi:agent laptop:device me:client phone:client; do
   name="${member%%:*}"; role="${member##*:}"
   [ -f "$CREDS/$name.toml" ] || edge-agent pair add "$name" --role "$role" >/dev/null
 done

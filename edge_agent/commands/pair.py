@@ -11,8 +11,10 @@ def register(sub, parents) -> None:
     group = p.add_subparsers(dest="pair_command", metavar="ACTION", required=True)
     add = group.add_parser("add", parents=parents, help="create a device or client (prints its password once)")
     add.add_argument("name", help="its name: the broker username and its topic name")
-    add.add_argument("--role", choices=("device", "client"), required=True,
-                     help="device: runs serve or files serve; client: asks (a phone, a laptop CLI)")
+    add.add_argument("--role", choices=("agent", "device", "client"), required=True,
+                     help="agent: runs serve (answers clients); device: a file peer (files serve); "
+                          "client: asks (a phone, a laptop CLI). A device named like this machine's "
+                          "device_id is paired as its agent")
     add.add_argument("--host", help="broker address written into its credentials (default mqtt.host)")
     add.add_argument("--port", type=int, help="broker port written into its credentials (default mqtt.port)")
     add.set_defaults(func=run_add)
@@ -47,12 +49,19 @@ def _reload_hint() -> str:
     return "A running Mosquitto reads the change on SIGHUP: systemctl reload mosquitto (or kill -HUP <pid>)."
 
 
+def pairing_role(name: str, role: str, settings) -> str:
+    """The role to pair `name` with: pairing runs on the agent's machine, so a "device" that is
+    this machine's own device_id is the agent (the one device that may write clients' replies)."""
+    return "agent" if role == "device" and name == settings.device_id else role
+
+
 def run_add(args, settings) -> int:
     from edge_agent.net.pairing import PairingError, add_member
 
     paths = _paths(settings)
     try:
-        member, password = add_member(paths, args.name, args.role, prefix=settings.mqtt.prefix,
+        member, password = add_member(paths, args.name, pairing_role(args.name, args.role, settings),
+                                      prefix=settings.mqtt.prefix,
                                       host=args.host or settings.mqtt.host, port=args.port or settings.mqtt.port)
     except PairingError as err:
         print(f"edge-agent pair: {err}", file=sys.stderr)
@@ -74,7 +83,7 @@ def run_list(args, settings) -> int:
         print(f"edge-agent pair: {err}", file=sys.stderr)
         return 2
     if not members:
-        print("nothing paired yet: edge-agent pair add NAME --role device|client", file=sys.stderr)
+        print("nothing paired yet: edge-agent pair add NAME --role agent|device|client", file=sys.stderr)
         return 0
     for m in sorted(members.values(), key=lambda m: m.name):
         print(f"{m.name:<20} {m.role:<7} {time.strftime('%Y-%m-%d %H:%M', time.localtime(m.created_at))}")

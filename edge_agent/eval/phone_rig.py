@@ -49,7 +49,7 @@ class PhoneRig(Rig):
         self.tls = tls
         self.wss_port = free_port(LOOPBACK) if wss else None
         self.pairing = PairingPaths(root / "pairing")
-        add_member(self.pairing, "pi", "device", prefix=PREFIX, host=LOOPBACK, port=0)
+        add_member(self.pairing, "pi", "agent", prefix=PREFIX, host=LOOPBACK, port=0)
         for name in PHONES:
             add_member(self.pairing, name, "client", prefix=PREFIX, host=LOOPBACK, port=0)
         self.ws_port = free_port(LOOPBACK)

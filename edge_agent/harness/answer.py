@@ -72,7 +72,7 @@ def _tiers(channels: SideChannels) -> list[Selection]:
         fallback = f"Found {best.get('name')} on {best.get('device')}." + (f" It says: {excerpt}" if excerpt else "")
         tiers.append(Selection(["files"], facts, fallback, attachment))
     if channels.notes:
-        lines = [f"- {n.get('title')}: {n.get('body')} (updated {n.get('updated')})" for n in channels.notes]
+        lines = [f"- {n.get('title')}: {n.get('body')} (updated {n.get('updated')}){_weak_mark(n)}" for n in channels.notes]
         fallback = "From your notebook: " + " ".join(f"{n.get('title')}: {n.get('body')}"
                                                      for n in channels.notes[:DETERMINISTIC_ITEMS])
         tiers.append(Selection(["notes"], "\n".join(lines), fallback))
@@ -83,10 +83,16 @@ def _tiers(channels: SideChannels) -> list[Selection]:
             lines += [_event_line(e) for e in channels.events]
         if channels.memory:
             sources.append("memory")
-            lines += [f"- {m.get('when')} {m.get('who')} ({m.get('kind')}): {m.get('text')}" for m in channels.memory]
+            lines += [f"- {m.get('when')} {m.get('who')} ({m.get('kind')}): {m.get('text')}{_weak_mark(m)}"
+                      for m in channels.memory]
         fallback = "Found: " + " ".join(line[2:] for line in lines[:DETERMINISTIC_ITEMS])
         tiers.append(Selection(sources, "\n".join(lines), fallback))
     return tiers
+
+
+def _weak_mark(item: dict[str, Any]) -> str:
+    """Synthesis sees a near miss for what it is: a hit that matched only some of the query."""
+    return f" (weak match: only {', '.join(item.get('matched') or [])})" if item.get("strength") == "some" else ""
 
 
 def select(channels: SideChannels, question: str) -> Selection | None:

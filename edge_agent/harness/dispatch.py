@@ -25,7 +25,7 @@ class DispatchResult:
     text: str
     """The tool-result text L2 reads."""
     kind: str
-    """unknown_tool | duplicate | ok | empty | error"""
+    """unknown_tool | duplicate | ok | weak | empty | error"""
     tool: str | None
     """The resolved tool name (None for an unknown one)."""
 

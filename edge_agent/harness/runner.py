@@ -31,7 +31,7 @@ log = logging.getLogger(__name__)
 
 MODES = ("harness", "direct")
 MAX_ATTEMPTS = 2  # the first plan and one replan
-ACTION_ID_BYTES = 4  # pending-action ids are 8 hex characters, easy to type
+ACTION_ID_BYTES = 16  # 128 random bits: a pending-action id cannot be guessed (32 hex characters)
 
 
 @dataclass
@@ -157,13 +157,19 @@ class Harness:
                        pills=list(turn.pills))
 
     async def _log_chat(self, turn: TurnContext, outcome: Outcome) -> None:
-        """The exchange goes to the memory log, so grep_memory can recall it later."""
-        if outcome.exit_kind in ("error", "needs_confirmation"):
-            return  # nothing was answered; a preview is not a fact
+        """The exchange goes to the chat log under its asker's name, never into the user's memory.
+
+        Only answers built from a tool's data are kept: an answer the model made up without
+        looking anything up is not worth recalling. The asker is the sender part of the
+        service's request id ("<sender>.<request id>"); a local ask is logged as "local".
+        """
+        if outcome.exit_kind in ("error", "needs_confirmation") or not turn.tools_called:
+            return  # nothing was answered from data; a preview is not a fact
+        asker = turn.request_id.split(".", 1)[0] if "." in turn.request_id else "local"
         try:
             when = self.toolbox.ctx.now().isoformat(timespec="seconds")
-            await self.toolbox.ctx.store.memory.add("chat", "user", when,
-                                                    f"Asked: {turn.question}\nAnswered: {outcome.answer}")
+            await self.toolbox.ctx.store.memory.log_chat(asker, when, turn.question, outcome.answer,
+                                                         list(dict.fromkeys(turn.tools_called)))
         except Exception as err:  # a full disk must not turn an answer into a failure
             log.warning("request %s: chat not logged: %s", turn.request_id, err)
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import logging
+import re
 import time
 from dataclasses import dataclass
 from typing import Any
@@ -40,7 +41,7 @@ class ToolReport:
     text: str
     """The report for L2, fitted to the tool-result budget."""
     kind: str
-    """ok | empty | error"""
+    """ok | weak | empty | error"""
     result: ToolResult | None = None
     """The tool's result, when it ran."""
 
@@ -81,6 +82,9 @@ async def execute(turn: TurnContext, toolbox: Toolbox, name: str, args: BaseMode
     head = f"{name} ran with {args_json(args)}" if type(args).model_fields else f"{name} ran"
     body = f"{head}. It returned: {result.text}" if result.found else f"{head} and found nothing. {result.text}"
     text = turn.model.fit_to_tokens(body.strip(), turn.limits.tool_result_tokens)
+    if result.weak:  # a near miss: L2 reads "weak", the asker sees it on a second pill
+        await turn.emit_pill(f"{manifest.pill}: weak match")
+        return ToolReport(text, "weak", result)
     return ToolReport(text, "ok" if ok else "empty", result)
 
 
@@ -107,9 +111,11 @@ class ToolAgent:
             return ToolReport(f"Could not prepare a call to {name} from that instruction. Say it differently "
                               f"or answer with what you have.", "error")
         if plumbing.wants_devices(tool.Args):
-            # Device scope is the runtime's decision, never the small model's.
-            args = args.model_copy(update={plumbing.DEVICES_FIELD: await plumbing.device_scope(
-                turn, self.toolbox, instruction)})
+            # The asker's own device choice wins; otherwise L3 scopes only on an explicit request,
+            # kept only if the request names the device (find_file checks it is paired).
+            scope = (await plumbing.device_scope(turn, self.toolbox, instruction) if turn.device
+                     else named_devices(getattr(args, plumbing.DEVICES_FIELD), f"{instruction} {turn.question}"))
+            args = args.model_copy(update={plumbing.DEVICES_FIELD: scope})
         report = await execute(turn, self.toolbox, name, args, role)
         self._amend_trace(turn, raw, args, report)
         return report
@@ -130,6 +136,12 @@ class ToolAgent:
         output = f"{raw}\n=> ran with {args_json(args)}\n=> {report.text}"
         records[-1] = dataclasses.replace(last, output=output,
                                           error=report.text if report.kind == "error" else last.error)
+
+
+def named_devices(chosen: list[str], request: str) -> list[str]:
+    """The devices L3 chose that the request actually names: a small model may not invent a scope."""
+    text = request.lower()
+    return [d for d in chosen if re.search(rf"(?<![\w-]){re.escape(d.lower())}(?![\w-])", text)]
 
 
 def l3_max_tokens(args_model: type[BaseModel]) -> int:

@@ -2,7 +2,9 @@
 
 A subprocess cannot be handed a Python model object, so `serve` can build this FunctionModel
 itself. It drives the real harness along one fixed route: plan -> one tool call (so a pill is
-sent) -> answer -> synthesis (or, for "remember ...", to a confirmation), each generation taking `delay_s` (0 = zero latency). Every
+sent) -> answer -> synthesis, each generation taking `delay_s` (0 = zero latency). A question
+that starts with "Remember:" takes the remember route instead, which ends in a real pending
+action (needs_confirmation), so confirmation can be exercised over MQTT. Every
 structured call is answered with a valid value of the schema asked for, so the harness's own
 validation runs. Never used unless that hidden option is given.
 """
@@ -10,7 +12,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import time
 from pathlib import Path
 from typing import Any
@@ -24,11 +25,9 @@ from edge_agent.llm.templates import PLAIN_HEADERS
 SCRIPTED_SKILL = "date_question"  # the route: its one tool needs no arguments
 SCRIPTED_TOOL = "current_date"
 SCRIPTED_ANSWER = "Scripted answer: today is in the date tool's result."
-# A question starting with "remember" takes the effect route instead (plan remember_this ->
-# remember(note) -> needs_confirmation), so clients can test the confirm flow end to end.
-REMEMBER_PATTERN = re.compile(r"^\s*(?:please\s+)?remember(?:\s+that)?\s*[:,]?\s*(?P<fact>.+)$", re.I | re.S)
-REMEMBER_SKILL = "remember_this"
-REMEMBER_TOOL = "remember"
+REMEMBER_MARKER = "Remember:"  # a question starting with this takes the remember route
+REMEMBER_ROUTE = ("remember_this", "remember")
+QUESTION_TAIL_CHARS = 400  # the question is the prompt's last message: look only there
 
 
 def minimal_value(schema: dict[str, Any], defs: dict[str, Any]) -> Any:
@@ -69,9 +68,8 @@ def _valid(schema: type[BaseModel], value: Any) -> Any:
 
 
 def last_user_text(prompt: str) -> str:
-    """The last user turn of a plain-template prompt (the question, or L3's instruction)."""
-    head = PLAIN_HEADERS["user"] + "\n"
-    tail = prompt.rsplit(head, 1)[-1]
+    """The last user turn of a plain-template prompt (the question)."""
+    tail = prompt.rsplit(PLAIN_HEADERS["user"] + "\n", 1)[-1]
     return tail.split("\n\n" + PLAIN_HEADERS["assistant"], 1)[0].strip()
 
 
@@ -80,24 +78,24 @@ class ScriptedRoute:
 
     def __init__(self) -> None:
         self.l2_steps = 0
+        self.route = (SCRIPTED_SKILL, SCRIPTED_TOOL)
         self.fact: str | None = None
 
     def __call__(self, info: CallInfo) -> Any:
         role = info.role.split(".", 1)[0]
         if role == "planner":
             self.l2_steps = 0
-            found = REMEMBER_PATTERN.match(last_user_text(info.prompt))
-            self.fact = found.group("fact").strip() if found else None
-            if self.fact:
-                return _valid(info.schema, {"skill": REMEMBER_SKILL, "rationale": "keep a fact"})
-            return _valid(info.schema, {"skill": SCRIPTED_SKILL, "rationale": "today's date"})
+            remember = REMEMBER_MARKER in info.prompt[-QUESTION_TAIL_CHARS:]
+            self.route = REMEMBER_ROUTE if remember else (SCRIPTED_SKILL, SCRIPTED_TOOL)
+            # The note remember writes is the question's words after the marker, as asked.
+            self.fact = last_user_text(info.prompt).split(REMEMBER_MARKER, 1)[-1].strip() if remember else None
+            return _valid(info.schema, {"skill": self.route[0], "rationale": "the scripted route"})
         if role == "l2":
             self.l2_steps += 1
             if self.l2_steps == 1:
-                tool, instruction = (REMEMBER_TOOL, self.fact) if self.fact else (SCRIPTED_TOOL, "today")
-                return _valid(info.schema, {"call_tool": {"tool": tool, "instruction": instruction}})
+                return _valid(info.schema, {"call_tool": {"tool": self.route[1], "instruction": "as asked"}})
             return _valid(info.schema, {"answer": SCRIPTED_ANSWER})
-        if info.role.startswith(f"l3.{REMEMBER_TOOL}.") and self.fact:
+        if self.fact and info.role.startswith(f"l3.{REMEMBER_ROUTE[1]}."):
             return _valid(info.schema, {"note": self.fact})
         if info.schema is not None:
             js = info.schema.model_json_schema()

@@ -16,6 +16,7 @@ from edge_agent.store.events import CalendarRepo
 from edge_agent.store.files import FileIndexRepo
 from edge_agent.store.memory import MemoryRepo
 from edge_agent.store.notebook import NotebookRepo
+from edge_agent.store.synonyms import use_user_synonyms
 
 
 class Store:
@@ -32,6 +33,7 @@ class Store:
     @classmethod
     async def connect(cls, path: Path) -> "Store":
         """Open (creating and migrating) the database; the caller must `await store.close()`."""
+        use_user_synonyms(Path(path).parent)  # the user's own synonyms live in the data dir
         return cls(await connect(Path(path)), Path(path))
 
     @classmethod

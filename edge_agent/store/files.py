@@ -16,8 +16,10 @@ from typing import Callable
 import aiosqlite
 
 from edge_agent.store.extract import ExtractionError, Extracted, describe, extract
-from edge_agent.store.sql import fetch_all, fetch_one, field_fts_schema, ranked_sql, transaction
-from edge_agent.store.text import FTS_TOKENIZE, SCORE_DECIMALS, excerpt, fts_query, name_terms
+from edge_agent.store import passages
+from edge_agent.store.match import ranked_search
+from edge_agent.store.sql import fetch_all, fetch_one, field_fts_schema, rebuild_field_fts, transaction
+from edge_agent.store.text import FIRST_TOKENIZE, FTS_TOKENIZE, name_terms, query_plan
 
 log = logging.getLogger(__name__)
 
@@ -26,6 +28,7 @@ MIGRATION_ORDER = 10
 FIELD_WEIGHTS = {"name_terms": 4.0, "dirs": 2.0, "meta": 1.0, "text": 1.0}
 """bm25 weight of a hit in the file's name, its folder names, its kind words and its text."""
 DEFAULT_LIMIT = 5  # hits a search returns
+READ_SLACK = 3  # extra rows fetched so a hit refused at read time does not shorten the list
 
 Progress = Callable[[int, int], None]
 """progress(done, total) during indexing."""
@@ -37,12 +40,20 @@ async def files_001_create(conn: aiosqlite.Connection) -> None:
         " root TEXT NOT NULL, name TEXT NOT NULL, kind TEXT NOT NULL, size INTEGER NOT NULL,"
         " mtime REAL NOT NULL, name_terms TEXT NOT NULL, dirs TEXT NOT NULL, meta TEXT NOT NULL,"
         " text TEXT NOT NULL, UNIQUE(device, path))")
-    for sql in field_fts_schema("files", list(FIELD_WEIGHTS), FTS_TOKENIZE):
+    for sql in field_fts_schema("files", list(FIELD_WEIGHTS), FIRST_TOKENIZE):
         await conn.execute(sql)
     await conn.execute("CREATE TABLE devices (id TEXT PRIMARY KEY, name TEXT NOT NULL)")
 
 
-MIGRATIONS = [files_001_create]
+async def files_002_porter_passages(conn: aiosqlite.Connection) -> None:
+    """Re-index with the stemming tokenizer and split every file's text into indexed passages."""
+    await rebuild_field_fts(conn, "files", list(FIELD_WEIGHTS), FTS_TOKENIZE)
+    await passages.create_tables(conn, FTS_TOKENIZE)
+    for row in await fetch_all(conn, "SELECT id, text FROM files WHERE text != ''"):
+        await passages.replace_passages(conn, row["id"], row["text"])
+
+
+MIGRATIONS = [files_001_create, files_002_porter_passages]
 
 
 @dataclass
@@ -67,36 +78,73 @@ def _iso(mtime: float) -> str:
     return datetime.fromtimestamp(mtime, timezone.utc).isoformat(timespec="seconds")
 
 
-def _hit(row: aiosqlite.Row, query: str) -> dict:
+def _hit(ranked, found: list[dict]) -> dict:
+    row = ranked.row
     return {"device": row["device"], "path": row["path"], "name": row["name"], "kind": row["kind"],
-            "size": row["size"], "mtime": _iso(row["mtime"]), "excerpt": excerpt(row["text"], query),
-            "score": float(row["score"])}
+            "size": row["size"], "mtime": _iso(row["mtime"]),
+            "excerpt": passages.PASSAGE_SEPARATOR.join(p["text"] for p in found),
+            "snippet": found[0]["snippet"] if found else "", "passages": [p["seq"] for p in found],
+            "matched": list(ranked.matched), "strength": ranked.strength, "score": float(row["score"])}
+
+
+def inside(path: str | Path, root: str | Path) -> bool:
+    """Whether `path`'s real location (every symlink resolved) is `root` or below it."""
+    real, base = os.path.realpath(path), os.path.realpath(root)
+    return real == base or real.startswith(base.rstrip(os.sep) + os.sep)
+
+
+def _served(row: aiosqlite.Row) -> bool:
+    # Checked again at read time: a file swapped for a symlink after indexing must not leak out.
+    if inside(row["path"], row["root"]):
+        return True
+    log.warning("not serving %s: it now resolves outside its root %s", row["path"], row["root"])
+    return False
 
 
 async def search_files(conn: aiosqlite.Connection, query: str, devices: list[str] | None = None,
                        limit: int = DEFAULT_LIMIT) -> list[dict]:
-    """Best hits for `query` among the devices' files (all when devices is empty), best first."""
-    match = fts_query(query)
-    if match is None:
-        return []
+    """Best hits for `query` among the devices' files (all when devices is empty), best first.
+
+    Each hit carries its best passages as `excerpt` (best first), the query terms it matched
+    and its strength (all | most | some).
+    """
     where = f"t.device IN ({', '.join('?' for _ in devices)})" if devices else ""
-    sql = ranked_sql("files", FIELD_WEIGHTS, SCORE_DECIMALS, where=where, tiebreak="mtime DESC")
-    rows = await fetch_all(conn, sql, [match] * len(FIELD_WEIGHTS) + list(devices or []) + [limit])
-    return [_hit(r, query) for r in rows]
+    ranked = await ranked_search(conn, "files", FIELD_WEIGHTS, query, limit + READ_SLACK, where=where,
+                                 where_params=list(devices or []), tiebreak="mtime DESC")
+    ranked = [r for r in ranked if _served(r.row)][:limit]
+    found = await passages.best_passages(conn, [r.row["id"] for r in ranked], query_plan(query))
+    return [_hit(r, found.get(r.row["id"], [])) for r in ranked]
 
 
 def _walk(root: Path, rejects: list[str]) -> list[Path]:
-    """Regular files under root, hidden files and folders skipped, in a stable order."""
+    """Regular files under root whose real path stays inside root; hidden ones skipped, stable order.
+
+    Folder symlinks are never followed (os.walk's followlinks=False); a file symlink is indexed
+    only when its target is inside the root, so a link to /etc/passwd is refused, not served.
+    """
     found = []
 
     def unreadable(err: OSError) -> None:
         rejects.append(f"{err.filename}: cannot read folder: {err.strerror or err}")
 
     for dirpath, dirnames, filenames in os.walk(root, onerror=unreadable, followlinks=False):
-        dirnames[:] = sorted(d for d in dirnames if not d.startswith("."))
+        kept = []
+        for d in sorted(dirnames):
+            if d.startswith("."):
+                continue
+            if os.path.islink(os.path.join(dirpath, d)):
+                rejects.append(f"{Path(dirpath) / d}: folder symlink not followed")
+                continue
+            kept.append(d)
+        dirnames[:] = kept
         for name in sorted(filenames):
-            if not name.startswith("."):
-                found.append(Path(dirpath) / name)
+            if name.startswith("."):
+                continue
+            path = Path(dirpath) / name
+            if not inside(path, root):
+                rejects.append(f"{path}: refused, it resolves outside the indexed folders")
+                continue
+            found.append(path)
     return found
 
 
@@ -104,14 +152,15 @@ async def _upsert(conn: aiosqlite.Connection, device: str, root: Path, path: Pat
                   facts: Extracted) -> None:
     rel = path.relative_to(root)
     dirs = " ".join([root.name, *rel.parent.parts])
-    await conn.execute(
-        "INSERT INTO files(device, path, root, name, kind, size, mtime, name_terms, dirs, meta, text)"
-        " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT(device, path) DO UPDATE SET"
-        " root=excluded.root, name=excluded.name, kind=excluded.kind, size=excluded.size,"
-        " mtime=excluded.mtime, name_terms=excluded.name_terms, dirs=excluded.dirs, meta=excluded.meta,"
-        " text=excluded.text",
+    row = await fetch_one(
+        conn, "INSERT INTO files(device, path, root, name, kind, size, mtime, name_terms, dirs, meta, text)"
+              " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT(device, path) DO UPDATE SET"
+              " root=excluded.root, name=excluded.name, kind=excluded.kind, size=excluded.size,"
+              " mtime=excluded.mtime, name_terms=excluded.name_terms, dirs=excluded.dirs, meta=excluded.meta,"
+              " text=excluded.text RETURNING id",
         (device, str(path), str(root), path.name, facts.kind, stat.st_size, stat.st_mtime,
          name_terms(path.stem), dirs, facts.meta, facts.text))
+    await passages.replace_passages(conn, row["id"], facts.text)
 
 
 async def index_paths(conn: aiosqlite.Connection, device: str, roots: list[Path],
@@ -123,11 +172,12 @@ async def index_paths(conn: aiosqlite.Connection, device: str, roots: list[Path]
     walked: set[str] = set()
     for root in roots:
         root = Path(root).expanduser().resolve()
-        if not root.is_dir():  # a missing root (an unplugged disk) keeps its old index rows
+        if not await asyncio.to_thread(root.is_dir):  # a missing root (an unplugged disk) keeps its old index rows
             report.rejects.append(f"{root}: not a folder")
             continue
         walked.add(str(root))
-        plan.extend((root, p) for p in _walk(root, report.rejects))
+        # os.walk and stat block: in a thread, so a re-index never delays a search reply.
+        plan.extend((root, p) for p in await asyncio.to_thread(_walk, root, report.rejects))
     report.scanned = len(plan)
     known = {(r["root"], r["path"]): (r["mtime"], r["size"]) for r in await fetch_all(
         conn, "SELECT root, path, mtime, size FROM files WHERE device = ?", (device,))}
@@ -136,6 +186,9 @@ async def index_paths(conn: aiosqlite.Connection, device: str, roots: list[Path]
         seen.add((str(root), str(path)))
         try:
             await _index_one(conn, report, known, device, root, path)
+        except OutsideRoots as err:  # drop any row it had: it must not be served
+            report.rejects.append(f"{path}: refused: {err}")
+            seen.discard((str(root), str(path)))
         except OSError as err:  # vanished or unreadable between the walk and now: keep any old row
             report.rejects.append(f"{path}: cannot read: {err.strerror or err}")
         if progress:
@@ -148,17 +201,33 @@ async def index_paths(conn: aiosqlite.Connection, device: str, roots: list[Path]
     return report
 
 
+class OutsideRoots(OSError):
+    """A path that resolves outside the folders being indexed."""
+
+
+def _read_changed(root: Path, path: Path, before: tuple[float, int] | None
+                  ) -> tuple[os.stat_result, Extracted | None, str | None]:
+    """(stat, facts or None when unchanged, a reject line) for one file; blocking, run in a thread."""
+    real = Path(os.path.realpath(path))
+    if not inside(real, root):  # checked again here: the link may have changed since the walk
+        raise OutsideRoots(f"{path} resolves outside {root}")
+    stat = real.stat()
+    if before == (stat.st_mtime, stat.st_size):
+        return stat, None, None
+    try:
+        return stat, extract(real), None
+    except ExtractionError as err:
+        return stat, describe(path), f"{path}: {err}; indexed by name and metadata only"
+
+
 async def _index_one(conn: aiosqlite.Connection, report: IndexReport, known: dict, device: str, root: Path,
                      path: Path) -> None:
-    stat = path.stat()
-    if known.get((str(root), str(path))) == (stat.st_mtime, stat.st_size):
+    stat, facts, reject = await asyncio.to_thread(_read_changed, root, path, known.get((str(root), str(path))))
+    if facts is None:
         report.unchanged += 1
         return
-    try:
-        facts = await asyncio.to_thread(extract, path)
-    except ExtractionError as err:
-        report.rejects.append(f"{path}: {err}; indexed by name and metadata only")
-        facts = describe(path)
+    if reject:
+        report.rejects.append(reject)
     async with transaction(conn):
         await _upsert(conn, device, root, path, stat, facts)
     report.indexed += 1

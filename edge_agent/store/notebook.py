@@ -1,14 +1,16 @@
 """The notebook: distilled notes (facts about the user, a page a person, instructions, digests)."""
 from __future__ import annotations
 
+import dataclasses
 import logging
 from dataclasses import asdict, dataclass
 from typing import Literal, get_args
 
 import aiosqlite
 
-from edge_agent.store.sql import fetch_all, fetch_one, field_fts_schema, ranked_sql, transaction
-from edge_agent.store.text import FTS_TOKENIZE, SCORE_DECIMALS, fts_query
+from edge_agent.store.match import ranked_search
+from edge_agent.store.sql import fetch_all, fetch_one, field_fts_schema, rebuild_field_fts, transaction
+from edge_agent.store.text import FIRST_TOKENIZE, FTS_TOKENIZE
 
 log = logging.getLogger(__name__)
 
@@ -34,9 +36,18 @@ class Note:
     """The note itself."""
     updated: str
     """Last change, YYYY-MM-DD."""
+    matched: tuple[str, ...] = ()
+    """The query terms it matched (search results only)."""
+    strength: str = ""
+    """all | most | some: how much of the query it matched (search results only)."""
 
     def to_payload(self) -> dict:
-        return asdict(self)
+        out = asdict(self)
+        if not self.strength:  # not from a search: no match to report
+            out.pop("matched"), out.pop("strength")
+        else:
+            out["matched"] = list(self.matched)
+        return out
 
 
 async def notebook_001_create(conn: aiosqlite.Connection) -> None:
@@ -45,11 +56,16 @@ async def notebook_001_create(conn: aiosqlite.Connection) -> None:
         " body TEXT NOT NULL, updated TEXT NOT NULL)")
     await conn.execute("CREATE INDEX notebook_updated ON notebook(updated)")
     await conn.execute("CREATE INDEX notebook_kind_title ON notebook(kind, title)")
-    for sql in field_fts_schema("notebook", list(FIELD_WEIGHTS), FTS_TOKENIZE):
+    for sql in field_fts_schema("notebook", list(FIELD_WEIGHTS), FIRST_TOKENIZE):
         await conn.execute(sql)
 
 
-MIGRATIONS = [notebook_001_create]
+async def notebook_002_porter(conn: aiosqlite.Connection) -> None:
+    """Re-index with the stemming tokenizer: "swimming" finds "swim"."""
+    await rebuild_field_fts(conn, "notebook", list(FIELD_WEIGHTS), FTS_TOKENIZE)
+
+
+MIGRATIONS = [notebook_001_create, notebook_002_porter]
 
 
 def _note(row: aiosqlite.Row) -> Note:
@@ -109,10 +125,6 @@ class NotebookRepo:
         return int(row[0])
 
     async def search(self, query: str, limit: int = DEFAULT_LIMIT) -> list[Note]:
-        """Best matches for `query` (bm25 a field, title weighs more; newer wins a tie); [] if none."""
-        match = fts_query(query)
-        if match is None:
-            return []
-        sql = ranked_sql("notebook", FIELD_WEIGHTS, SCORE_DECIMALS, tiebreak="updated DESC")
-        rows = await fetch_all(self.conn, sql, [match] * len(FIELD_WEIGHTS) + [limit])
-        return [_note(r) for r in rows]
+        """Best matches for `query`, strongest match first (bm25 a field, title weighs more; newer wins a tie)."""
+        ranked = await ranked_search(self.conn, "notebook", FIELD_WEIGHTS, query, limit, tiebreak="updated DESC")
+        return [dataclasses.replace(_note(h.row), matched=tuple(h.matched), strength=h.strength) for h in ranked]

@@ -1,25 +1,71 @@
 """Small SQL helpers shared by the store's repositories."""
 from __future__ import annotations
 
+import asyncio
 import contextlib
+import weakref
 from typing import Any, AsyncIterator, Iterable
 
 import aiosqlite
 
 
+class _WriterLock:
+    """One writer at a time on a connection, re-entrant for the task that holds it.
+
+    aiosqlite runs every statement of a connection on one thread, so two coroutines sharing it
+    share one SQLite transaction: without this, a coroutine's BEGIN..COMMIT would silently take
+    in (and commit, or roll back) another coroutine's statements.
+    """
+
+    def __init__(self) -> None:
+        self.lock = asyncio.Lock()
+        self.owner: asyncio.Task | None = None
+        self.depth = 0
+
+
+_WRITERS: "weakref.WeakKeyDictionary[aiosqlite.Connection, _WriterLock]" = weakref.WeakKeyDictionary()
+
+
+@contextlib.asynccontextmanager
+async def writer(conn: aiosqlite.Connection) -> AsyncIterator[bool]:
+    """Hold `conn`'s single-writer lock; yields True for the outermost holder (the one that commits)."""
+    state = _WRITERS.get(conn)
+    if state is None:
+        state = _WRITERS[conn] = _WriterLock()
+    me = asyncio.current_task()
+    if state.owner is me and me is not None:
+        state.depth += 1
+        try:
+            yield False
+        finally:
+            state.depth -= 1
+        return
+    async with state.lock:
+        state.owner, state.depth = me, 1
+        try:
+            yield True
+        finally:
+            state.owner, state.depth = None, 0
+
+
 @contextlib.asynccontextmanager
 async def transaction(conn: aiosqlite.Connection) -> AsyncIterator[None]:
-    """BEGIN IMMEDIATE .. COMMIT (ROLLBACK on error); joins a transaction already open."""
-    if conn.in_transaction:
-        yield
-        return
-    await conn.execute("BEGIN IMMEDIATE")
-    try:
-        yield
-    except BaseException:
-        await conn.rollback()
-        raise
-    await conn.commit()
+    """BEGIN IMMEDIATE .. COMMIT (ROLLBACK on error) under the connection's single-writer lock.
+
+    Nested use within one task joins the outer transaction; another task waits for it to end,
+    so it can neither commit nor roll back work that is not its own.
+    """
+    async with writer(conn) as outermost:
+        if not outermost:
+            yield
+            return
+        await conn.execute("BEGIN IMMEDIATE")
+        try:
+            yield
+        except BaseException:
+            await conn.rollback()
+            raise
+        await conn.commit()
 
 
 async def fetch_all(conn: aiosqlite.Connection, sql: str, params: Iterable[Any] = ()) -> list[aiosqlite.Row]:
@@ -71,3 +117,18 @@ def ranked_sql(table: str, weights: dict[str, float], decimals: int, where: str 
     extra = f" AND ({where})" if where else ""
     return (f"WITH {ctes} SELECT t.*, round(-({total}), {decimals}) AS score FROM {table} t {joins}"
             f" WHERE ({any_hit}){extra} ORDER BY score DESC, t.{tiebreak}, t.id DESC LIMIT ?")
+
+
+async def rebuild_field_fts(conn: aiosqlite.Connection, table: str, fields: list[str], tokenize: str) -> None:
+    """Recreate `table`'s per-field FTS5 tables and triggers with `tokenize`, re-indexing every row.
+
+    For a migration that changes the tokenizer: the rows stay, only the index is rebuilt.
+    """
+    for suffix in ("ai", "ad", "au"):
+        await conn.execute(f"DROP TRIGGER IF EXISTS {table}_fts_{suffix}")
+    for fts in field_fts_names(table, fields).values():
+        await conn.execute(f"DROP TABLE IF EXISTS {fts}")
+    for sql in field_fts_schema(table, fields, tokenize):
+        await conn.execute(sql)
+    for fts in field_fts_names(table, fields).values():
+        await conn.execute(f"INSERT INTO {fts}({fts}) VALUES ('rebuild')")

@@ -1,23 +1,30 @@
-"""Text normalisation shared by every FTS5 table: the tokenizer, query building and excerpts.
+"""Text normalisation shared by every FTS5 table: the tokenizer, query building and match strength.
 
-Documents are tokenized by SQLite's unicode61 tokenizer with diacritics removed, so case and
-accents never matter. Plurals are handled on the query side: each query word is reduced to a
-light singular and matched exactly and as a prefix (which catches the plural in the document);
-a long -er/-ing/-ed word is also matched by its root ("plumber" finds "plumbing").
+Every searched text is indexed by SQLite's Porter stemmer over unicode61 with diacritics
+removed, so case, accents and regular word forms never matter ("receipts", "swimming" and
+"résumé" index as "receipt", "swim", "resum"). A query is split into terms; each term is stemmed
+by the very same tokenizer (an in-memory FTS5 table, so the two can never disagree) and widened
+by the synonym table (synonyms.toml, plus the user's own) to the phrases that count as it.
+A hit's strength says how many of the query's terms it matched: all, most or some.
 """
 from __future__ import annotations
 
+import functools
 import re
+import sqlite3
+import threading
 import unicodedata
+from dataclasses import dataclass
 
-FTS_TOKENIZE = "unicode61 remove_diacritics 2"
+FTS_TOKENIZE = "porter unicode61 remove_diacritics 2"
 """The tokenizer every FTS5 table in the store uses."""
+FIRST_TOKENIZE = "unicode61 remove_diacritics 2"
+"""The tokenizer the first migrations created the tables with (kept: migrations are history)."""
 
-MIN_PREFIX_LEN = 3  # shorter words are matched exactly: "tv*" would match far too much
-MIN_ROOT_LEN = 5  # -er/-ing/-ed is stripped only when this much is left: "meeting" -> "meet*" is too loose
 MAX_QUERY_TERMS = 12  # a query is a handful of ranking keywords, never a paragraph
-EXCERPT_CHARS = 1500  # text given to the answer around a file match
 SCORE_DECIMALS = 3  # bm25 scores equal to this many decimals count as a tie (recency decides)
+MOST_SHARE = 0.6  # a hit matching at least this share of the query's terms (but not all) matches "most"
+MAX_PHRASE_WORDS = 3  # the longest synonym phrase looked for in a query
 
 STOPWORDS = frozenset("""
 a about above after again all am an and any are as at be been before being below between both but
@@ -30,6 +37,13 @@ with would you your yours yourself yourselves please find show tell get give loo
 want wanted
 """.split())
 """Words that carry no ranking signal in a search query."""
+
+SOFT_WORDS = frozenset("""
+number numbers email address phone tel telephone date dates time times amount amounts name names detail
+details info information cost costs price prices total much many
+""".split())
+"""Words that ask for a kind of value rather than name the thing: a hit missing them is still a
+full match ("dentist phone number" is answered by the dentist's page even if it says "tel")."""
 
 _WORD = re.compile(r"\w+", re.UNICODE)
 _CAMEL = re.compile(r"(?<=[a-z])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")
@@ -52,25 +66,6 @@ def words(text: str) -> list[str]:
     return _WORD.findall(fold(text))
 
 
-def singular(word: str) -> str:
-    """A light, deliberately conservative plural strip: receipts -> receipt, batteries -> batter."""
-    if len(word) > 4 and word.endswith("ies"):
-        return word[:-3]
-    if len(word) > 4 and word.endswith(("ches", "shes", "sses", "xes", "zes")):
-        return word[:-2]
-    if len(word) > 3 and word.endswith("s") and not word.endswith(("ss", "us", "is")):
-        return word[:-1]
-    return word
-
-
-def word_root(word: str) -> str | None:
-    """A shorter root for -er/-ing/-ed words (plumber, plumbing -> plumb), if one is long enough."""
-    for suffix in ("ing", "er", "ed"):
-        if word.endswith(suffix) and len(word) - len(suffix) >= MIN_ROOT_LEN:
-            return word[: -len(suffix)]
-    return None
-
-
 def query_terms(query: str) -> list[str]:
     """The distinct ranking words of a query, stopwords and one-letter words dropped."""
     seen: list[str] = []
@@ -80,21 +75,6 @@ def query_terms(query: str) -> list[str]:
         if word not in seen:
             seen.append(word)
     return seen[:MAX_QUERY_TERMS]
-
-
-def fts_query(query: str) -> str | None:
-    """An FTS5 MATCH expression (terms OR-ed; each its light singular, exact and as a prefix), or None."""
-    parts = []
-    for word in query_terms(query):
-        stem = singular(word)
-        if len(stem) >= MIN_PREFIX_LEN and not stem.isdigit():
-            # The exact word scores on top of the prefix, so "hot" outranks "hotter"; a root
-            # prefix adds the word's relatives ("plumber" also finds "plumbing") at lower weight.
-            root = word_root(stem)
-            parts.append(f'"{stem}" OR "{stem}"*' + (f' OR "{root}"*' if root else ""))
-        else:
-            parts.append(f'"{word}"')
-    return " OR ".join(parts) if parts else None
 
 
 def name_terms(name: str) -> str:
@@ -107,34 +87,6 @@ def name_terms(name: str) -> str:
     return " ".join([spaced, *extra])
 
 
-def excerpt(text: str, query: str, limit: int = EXCERPT_CHARS) -> str:
-    """Up to `limit` characters of `text` around the first query match (all of it if short)."""
-    text = text.strip()
-    if len(text) <= limit:
-        return text
-    folded = fold(text)
-    positions = []
-    for word in query_terms(query):
-        stem = singular(word)
-        match = re.search(r"\b" + re.escape(stem), folded)
-        if match:
-            positions.append(match.start())
-    anchor = min(positions) if positions else 0
-    start = max(0, anchor - limit // 4)
-    # Start on a line or word boundary so the excerpt does not open mid-word.
-    if start:
-        boundary = text.rfind("\n", 0, start + 1)
-        if boundary == -1 or start - boundary > limit // 4:
-            boundary = text.rfind(" ", 0, start + 1)
-        start = boundary + 1 if boundary != -1 else start
-    end = min(len(text), start + limit)
-    cut = text[start:end]
-    if end < len(text):
-        space = cut.rfind(" ")
-        cut = cut[:space] if space > limit // 2 else cut
-    return ("… " if start else "") + cut.strip() + (" …" if end < len(text) else "")
-
-
 def shorten(text: str, limit: int) -> str:
     """One line of at most `limit` characters, cut at a word boundary."""
     line = " ".join(text.split())
@@ -143,3 +95,103 @@ def shorten(text: str, limit: int) -> str:
     cut = line[: limit - 1]
     space = cut.rfind(" ")
     return (cut[:space] if space > limit // 2 else cut) + "…"
+
+
+# -- stemming: the index's own tokenizer, run in memory ------------------------------------------
+_local = threading.local()
+
+
+def _stemmer() -> sqlite3.Connection:
+    conn = getattr(_local, "conn", None)
+    if conn is None:  # one per thread: sqlite3 connections are not shared across threads
+        conn = sqlite3.connect(":memory:")
+        conn.execute(f"CREATE VIRTUAL TABLE s USING fts5(x, tokenize='{FTS_TOKENIZE}')")
+        conn.execute("CREATE VIRTUAL TABLE v USING fts5vocab(s, 'instance')")
+        _local.conn = conn
+    return conn
+
+
+@functools.lru_cache(maxsize=8192)
+def stems(text: str) -> tuple[str, ...]:
+    """The tokens FTS5 indexes for `text`, in order ("Swimming receipts" -> ("swim", "receipt"))."""
+    conn = _stemmer()
+    with conn:
+        conn.execute("INSERT INTO s(rowid, x) VALUES (1, ?)", (text,))
+        out = tuple(row[0] for row in conn.execute("SELECT term FROM v ORDER BY offset"))
+        conn.execute("DELETE FROM s")
+    return out
+
+
+# -- queries -----------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class QueryTerm:
+    """One term of a query and every phrase that counts as it."""
+
+    word: str
+    """The term as the query wrote it (folded; several words for a synonym phrase)."""
+    phrases: tuple[str, ...]
+    """The term itself first, then its synonyms and irregular forms."""
+    soft: bool = False
+    """A value word (SOFT_WORDS): counts toward a hit's strength only when the hit has it."""
+
+    def match(self) -> str:
+        """The FTS5 expression matching any of the phrases (stemmed by the table's tokenizer)."""
+        quoted = [f'"{p}"' for p in self.phrases if stems(p)]
+        return quoted[0] if len(quoted) == 1 else "(" + " OR ".join(quoted) + ")"
+
+
+def query_plan(query: str) -> list[QueryTerm]:
+    """The query's terms, each widened by the synonym table; a known multi-word phrase is one term."""
+    from edge_agent.store.synonyms import alternatives
+
+    ws = query_terms(query)
+    out: list[QueryTerm] = []
+    seen: set[tuple[str, ...]] = set()
+    i = 0
+    while i < len(ws):
+        for size in range(min(MAX_PHRASE_WORDS, len(ws) - i), 0, -1):
+            phrase = " ".join(ws[i:i + size])
+            alts = alternatives(phrase)
+            if alts or size == 1:
+                key = stems(phrase)
+                if key and key not in seen:  # "receipt receipts" is one term
+                    seen.add(key)
+                    out.append(QueryTerm(phrase, (phrase, *[a for a in alts if stems(a) != key]),
+                                         soft=phrase in SOFT_WORDS))
+                i += size
+                break
+    return out
+
+
+def fts_query(query: str | list[QueryTerm]) -> str | None:
+    """An FTS5 MATCH expression: any of the query's terms (ranking rewards those with more), or None."""
+    terms = query_plan(query) if isinstance(query, str) else query
+    return " OR ".join(t.match() for t in terms) if terms else None
+
+
+def term_strength(terms: list[QueryTerm], matched: list[str]) -> str:
+    """all | most | some for a hit that matched the terms named `matched` (unmatched soft terms aside)."""
+    hard = [t for t in terms if not t.soft]
+    counted = [t for t in terms if not t.soft or t.word in matched] if hard else terms
+    return strength(sum(t.word in matched for t in counted), len(counted))
+
+
+def strength(matched: int, total: int) -> str:
+    """all | most | some: how much of a query a hit matched."""
+    if total and matched >= total:
+        return "all"
+    if total and matched / total >= MOST_SHARE:
+        return "most"
+    return "some"
+
+
+STRONG = ("all", "most")
+"""Strengths that count as a real match; a result whose hits are all weaker is `weak`."""
+
+
+def text_matches(terms: list[QueryTerm], text: str) -> list[str]:
+    """The terms whose phrases occur in `text` (by stems, phrases contiguous): for hits not ranked here."""
+    have = stems(text)
+    joined = " " + " ".join(have) + " "
+    return [t.word for t in terms
+            if any(" " + " ".join(stems(p)) + " " in joined for p in t.phrases if stems(p))]

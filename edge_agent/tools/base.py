@@ -83,6 +83,15 @@ class ToolResult:
     """Label shown to the asker."""
     found: bool = True
     """False when the tool ran fine but found nothing."""
+    weak: bool = False
+    """True when it found things but none matches most of the query (a near miss, not an answer)."""
+
+    @property
+    def kind(self) -> str:
+        """ok | weak | empty: what the harness reports to L2 and the pill shows."""
+        if not self.found:
+            return "empty"
+        return "weak" if self.weak else "ok"
 
 
 RemoteSearcher = Callable[[str, list[str]], Awaitable[dict]]

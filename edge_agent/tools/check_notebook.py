@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from edge_agent.store.match import is_weak
 from edge_agent.store.text import query_terms, shorten
 from edge_agent.tools.base import Tool, ToolContext, ToolResult
 
@@ -22,9 +23,10 @@ class CheckNotebookArgs(BaseModel):
                                    "empty to list the most recent notes.")
 
 
-def note_lines(notes: list) -> list[str]:
+def note_lines(notes: list, weak: bool = False) -> list[str]:
     return [f"- {n.title} [{n.kind}, {n.updated}]: "
-            f"{shorten(n.body, FIRST_BODY_CHARS if i == 0 else OTHER_BODY_CHARS)}" for i, n in enumerate(notes)]
+            f"{shorten(n.body, FIRST_BODY_CHARS if i == 0 else OTHER_BODY_CHARS)}"
+            + (f" [matches only {', '.join(n.matched)}]" if weak else "") for i, n in enumerate(notes)]
 
 
 class CheckNotebook(Tool[CheckNotebookArgs]):
@@ -44,5 +46,8 @@ class CheckNotebook(Tool[CheckNotebookArgs]):
             notes = await ctx.store.notebook.search(query, RESULT_LIMIT)
             if not notes:
                 return ToolResult(f"No notes match '{query}'.", [], found=False)
-            head = f"{len(notes)} notes for '{query}':"
+            weak = is_weak(n.strength for n in notes)
+            head = (f"Weak match only: no note matches most of '{query}'. Closest {len(notes)}:" if weak
+                    else f"{len(notes)} notes for '{query}':")
+            return ToolResult("\n".join([head, *note_lines(notes, weak)]), [n.to_payload() for n in notes], weak=weak)
         return ToolResult("\n".join([head, *note_lines(notes)]), [n.to_payload() for n in notes])

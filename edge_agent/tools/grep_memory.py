@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from edge_agent.store.match import is_weak
 from edge_agent.store.text import shorten
 from edge_agent.tools.base import Tool, ToolContext, ToolResult
 
@@ -21,7 +22,7 @@ class GrepMemoryArgs(BaseModel):
 
 
 class GrepMemory(Tool[GrepMemoryArgs]):
-    """Searches store.memory (bm25 on who and text, newer first on a tie)."""
+    """Searches store.memory (the user's own log; logged chats are not in it), strongest match first."""
 
     name = "grep_memory"
     Args = GrepMemoryArgs
@@ -31,6 +32,9 @@ class GrepMemory(Tool[GrepMemoryArgs]):
         entries = await ctx.store.memory.search(query, RESULT_LIMIT)
         if not entries:
             return ToolResult(f"Nothing in the memory log matches '{query}'.", [], found=False)
-        lines = [f"{len(entries)} memory entries for '{query}':"]
-        lines += [f"- {e.when[:10]} {e.kind} ({e.who}): {shorten(e.text, TEXT_CHARS)}" for e in entries]
-        return ToolResult("\n".join(lines), [e.to_payload() for e in entries])
+        weak = is_weak(e.strength for e in entries)
+        head = (f"Weak match only: no memory entry matches most of '{query}'. Closest {len(entries)}:" if weak
+                else f"{len(entries)} memory entries for '{query}':")
+        lines = [head] + [f"- {e.when[:10]} {e.kind} ({e.who}): {shorten(e.text, TEXT_CHARS)}"
+                          + (f" [matches only {', '.join(e.matched)}]" if weak else "") for e in entries]
+        return ToolResult("\n".join(lines), [e.to_payload() for e in entries], weak=weak)

@@ -24,7 +24,9 @@ async def test_index_extracts_text_and_searches_name_path_kind_and_body(store, h
     assert (report.scanned, report.indexed, report.unchanged, report.removed, report.rejects) == (4, 4, 0, 0, [])
     hits = await search_files(store.conn, "resume email")
     assert hits[0]["name"] == "Resume.pdf" and "clara@example.org" in hits[0]["excerpt"]
-    assert set(hits[0]) == {"device", "path", "name", "kind", "size", "mtime", "excerpt", "score"}
+    assert set(hits[0]) == {"device", "path", "name", "kind", "size", "mtime", "excerpt", "snippet", "passages",
+                            "matched", "strength", "score"}
+    assert (hits[0]["matched"], hits[0]["strength"]) == (["resume"], "all")  # "email" asks for a value
     assert hits[0]["device"] == "pi" and hits[0]["kind"] == "document" and hits[0]["path"] == str(home / "Resume.pdf")
     # The file named for electricity (and in Bills) beats the note that merely mentions it.
     assert [h["name"] for h in await search_files(store.conn, "electricity")][:2] == [

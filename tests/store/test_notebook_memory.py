@@ -79,13 +79,18 @@ async def test_memory_dedupes_identical_entries_and_requires_an_offset(store):
         await store.memory.add("letter", "Mum", "2026-03-01T18:00:00+00:00", "x")
 
 
-async def test_memory_search_ranks_exact_word_over_prefix_and_newer_on_tie(store):
+async def test_memory_search_matches_word_forms_and_newer_wins_a_tie(store):
     await store.memory.add("journal", "me", "2026-01-01T10:00:00+00:00", "The kiln was hotter than usual today.")
     await store.memory.add("post", "me", "2026-01-02T10:00:00+00:00", "Best hot chocolate in town at the cafe.")
     await store.memory.add("chat", "Joel", "2026-02-01T10:00:00+00:00", "Allotment onions are in.")
     await store.memory.add("chat", "Joel", "2026-03-01T10:00:00+00:00", "Allotment onions are in.")
     hits = await store.memory.search("hot")
-    assert hits[0].text.startswith("Best hot chocolate") and len(hits) == 2
+    assert [h.text for h in hits] == ["Best hot chocolate in town at the cafe."]  # "hotter" is another word
+    await store.memory.add("journal", "me", "2026-04-01T10:00:00+00:00", "Swam forty lengths before work.")
+    await store.memory.add("journal", "me", "2026-04-02T10:00:00+00:00", "Went running by the river.")
+    assert [h.text[:4] for h in await store.memory.search("swimming")] == ["Swam"]
+    assert [h.text[:4] for h in await store.memory.search("run")] == ["Went"]
+    assert [h.text[:4] for h in await store.memory.search("ran")] == ["Went"]
     assert [e.when for e in await store.memory.search("allotment onions")] == [
         "2026-03-01T10:00:00+00:00", "2026-02-01T10:00:00+00:00"]
     assert [e.who for e in await store.memory.search("joel")][:1] == ["Joel"]

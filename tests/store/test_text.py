@@ -1,6 +1,9 @@
-"""Query normalisation, name terms and excerpts (pure functions)."""
-from edge_agent.store.text import (EXCERPT_CHARS, excerpt, fold, fts_query, name_terms, query_terms, shorten, singular,
-                                   word_root)
+"""Query normalisation: stems from the index's own tokenizer, synonyms, strength, name terms."""
+import pytest
+
+from edge_agent.store import synonyms
+from edge_agent.store.text import (fold, fts_query, name_terms, query_plan, query_terms, shorten, stems, strength,
+                                   text_matches)
 
 
 def test_fold_strips_case_and_accents_keeping_length():
@@ -8,19 +11,10 @@ def test_fold_strips_case_and_accents_keeping_length():
     assert len(fold("Ångström façade")) == len("Ångström façade")
 
 
-def test_singular_is_light():
-    assert singular("receipts") == "receipt"
-    assert singular("batteries") == "batter"
-    assert singular("boxes") == "box"
-    assert singular("glass") == "glass"
-    assert singular("bus") == "bus"
-    assert singular("bills") == "bill"
-
-
-def test_word_root_only_for_long_enough_words():
-    assert word_root("plumber") == "plumb" and word_root("plumbing") == "plumb"
-    assert word_root("heating") is None and word_root("water") is None and word_root("lease") is None
-    assert fts_query("plumber") == '"plumber" OR "plumber"* OR "plumb"*'
+def test_stems_are_the_porter_tokenizer_s():
+    assert stems("Swimming receipts Batteries Résumé") == ("swim", "receipt", "batteri", "resum")
+    assert stems("running") == stems("run") and stems("plumbing") == ("plumb",)
+    assert stems("") == ()
 
 
 def test_query_terms_drop_stopwords_unless_nothing_else():
@@ -30,10 +24,58 @@ def test_query_terms_drop_stopwords_unless_nothing_else():
     assert query_terms("dentist Dentist DENTIST") == ["dentist"]
 
 
-def test_fts_query_prefixes_singular_and_keeps_short_words_exact():
-    assert fts_query("Receipts TV") == '"receipt" OR "receipt"* OR "tv"'
+def test_word_forms_synonyms_and_phrases_widen_a_term():
+    [swim] = query_plan("swimming")
+    assert {"swam", "swum"} <= set(swim.phrases)
+    [cv] = query_plan("my CV")
+    assert {"résumé", "curriculum vitae"} <= set(cv.phrases)
+    terms = query_plan("where is the stop tap")
+    assert terms[0].word == "stop tap" and "stopcock" in terms[0].phrases
+    assert [t.word for t in query_plan("mum's birthday")] == ["mum", "birthday"]
+    assert "mother" in query_plan("mum")[0].phrases
+    # one level only: "holiday" reaches "break", but not break's own forms
+    assert "broke" not in query_plan("holiday")[0].phrases
+    assert [t.word for t in query_plan("receipts receipt")] == ["receipts"]
+
+
+def test_fts_query_ors_the_terms_and_their_alternatives():
+    assert fts_query("Receipts TV") == '("receipts" OR "invoice" OR "bill") OR "tv"'
     assert fts_query("2026") == '"2026"'
-    assert fts_query("") is None
+    assert fts_query("") is None and fts_query("?!") is None
+
+
+def test_strength_all_most_some():
+    assert [strength(m, 3) for m in (3, 2, 1)] == ["all", "most", "some"]
+    assert [strength(m, 2) for m in (2, 1)] == ["all", "some"]
+    assert strength(3, 5) == "most" and strength(0, 0) == "some"
+
+
+def test_text_matches_by_stems_and_phrases():
+    terms = query_plan("swimming stop tap")
+    assert text_matches(terms, "We swam at the lido; the stopcock is under the sink") == ["swimming", "stop tap"]
+    assert text_matches(terms, "stop the tap dripping") == ["stop tap"] or text_matches(terms, "stop the tap") == []
+
+
+def test_user_synonyms_extend_the_table_and_a_broken_file_is_ignored(tmp_path):
+    try:
+        (tmp_path / "synonyms.toml").write_text('[synonyms]\nbiscuit = ["the cat"]\n', encoding="utf-8")
+        assert synonyms.use_user_synonyms(tmp_path) == 1
+        assert "the cat" in query_plan("Biscuit")[0].phrases
+        (tmp_path / "synonyms.toml").write_text('[synonyms]\nbiscuit = "not a list"\n', encoding="utf-8")
+        assert synonyms.use_user_synonyms(tmp_path) == 0
+        (tmp_path / "synonyms.toml").unlink()
+        assert synonyms.use_user_synonyms(tmp_path) == 0
+        assert "the cat" not in query_plan("Biscuit")[0].phrases
+    finally:
+        synonyms.use_user_synonyms(tmp_path / "nowhere")
+
+
+def test_the_builtin_table_parses_and_rejects_bad_entries():
+    with pytest.raises(synonyms.SynonymError, match="unknown section"):
+        synonyms.parse_groups("[colours]\nred = ['crimson']\n", "x.toml")
+    with pytest.raises(synonyms.SynonymError, match="empty or over-long"):
+        synonyms.parse_groups("[synonyms]\nred = ['']\n", "x.toml")
+    assert len(synonyms.parse_groups(synonyms.BUILTIN_PATH.read_text(encoding="utf-8"), "builtin")) > 40
 
 
 def test_name_terms_split_camel_case_and_spell_dates():
@@ -41,15 +83,6 @@ def test_name_terms_split_camel_case_and_spell_dates():
     assert "october 2026" in name_terms("severn-energy-bill-2026-10")
     assert "march 2025" in name_terms("scan_20250312")
     assert name_terms("council-tax-2026-27") == "council-tax-2026-27"
-
-
-def test_excerpt_returns_short_text_whole_and_windows_long_text():
-    assert excerpt("  short text  ", "x") == "short text"
-    long = ("filler words here. " * 200) + "The deposit was 1,150 pounds. " + ("more filler. " * 200)
-    cut = excerpt(long, "deposit")
-    assert "The deposit was 1,150 pounds." in cut
-    assert len(cut) <= EXCERPT_CHARS + 4
-    assert cut.startswith("… ") and cut.endswith(" …")
 
 
 def test_shorten_cuts_at_a_word():

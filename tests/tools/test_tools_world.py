@@ -6,10 +6,11 @@ import pytest
 from edge_agent.tools.base import ToolContext, ToolError
 from edge_agent.tools.registry import build_tools
 
-NOTE_KEYS = {"id", "kind", "title", "body", "updated"}
-MEMORY_KEYS = {"id", "kind", "who", "when", "text"}
+NOTE_KEYS = {"id", "kind", "title", "body", "updated", "matched", "strength"}
+MEMORY_KEYS = {"id", "kind", "who", "when", "text", "matched", "strength"}
 EVENT_KEYS = {"uid", "title", "start", "end", "all_day", "location", "notes"}
-HIT_KEYS = {"device", "path", "name", "kind", "size", "mtime", "excerpt", "score"}
+HIT_KEYS = {"device", "path", "name", "kind", "size", "mtime", "excerpt", "snippet", "passages", "matched", "strength",
+            "score"}
 
 
 @pytest.fixture
@@ -66,7 +67,7 @@ async def test_find_file_devices_filter_binary_files_and_no_match(tools, world_c
     wav = next(h for h in memo.payload["hits"] if h["name"].endswith(".wav"))
     assert wav["kind"] == "audio" and wav["excerpt"] == ""
     miss = await tools["find_file"]({"query": "zeppelin blueprint"}, world_ctx)
-    assert (miss.found, miss.payload) == (False, {"hits": [], "best": None, "unreachable": []})
+    assert (miss.found, miss.payload) == (False, {"hits": [], "best": None, "unreachable": [], "weak": False})
     assert miss.text == "No files match 'zeppelin blueprint'."
     with pytest.raises(ToolError):
         await tools["find_file"]({"query": "x", "devices": ["Not A Device!"]}, world_ctx)

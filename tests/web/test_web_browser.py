@@ -82,7 +82,7 @@ def test_open_from_qr_ask_and_see_pills_then_the_answer(rig, tmp_path):
 def test_remember_shows_the_preview_and_confirm_writes_the_note(rig):
     rig.start_agent_online(0)
     page = _open(rig, rig.new_phone())
-    entry = _ask(page, "Remember that the bike lock code is 4417.")
+    entry = _ask(page, "Remember: the bike lock code is 4417.")
     entry.locator(".preview").wait_for(timeout=TIMEOUT_MS)
     assert entry.locator(".preview").inner_text() == 'Add to notebook: "the bike lock code is 4417."'
     assert rig.notes() == []  # nothing changes before the confirm
@@ -91,7 +91,7 @@ def test_remember_shows_the_preview_and_confirm_writes_the_note(rig):
     assert entry.locator(".done").inner_text().startswith("✓")
     assert [body for _, body in rig.notes()] == ["the bike lock code is 4417."]
 
-    other = _ask(page, "Remember that the spare key is under the blue pot.")
+    other = _ask(page, "Remember: the spare key is under the blue pot.")
     other.get_by_role("button", name="Cancel").click()
     assert other.locator(".done").inner_text() == "Cancelled: nothing was changed."
     assert len(rig.notes()) == 1
@@ -173,7 +173,7 @@ def test_unpair_forgets_the_credentials_and_pair_rm_revokes_them(rig):
 def test_labels_focus_order_and_touch_targets_on_a_small_screen(rig):
     rig.start_agent_online(0)
     page = _open(rig, rig.new_phone())
-    _ask(page, "Remember that the bins go out on Tuesday.").locator(".preview").wait_for(timeout=TIMEOUT_MS)
+    _ask(page, "Remember: the bins go out on Tuesday.").locator(".preview").wait_for(timeout=TIMEOUT_MS)
     unlabelled = page.evaluate("""() => [...document.querySelectorAll('input, select, textarea')]
         .filter(e => !e.hidden && e.offsetParent !== null && e.labels.length === 0).map(e => e.id)""")
     assert unlabelled == []

@@ -1,0 +1,91 @@
+"""The synonym table applied to search queries: the package's reviewed list plus the user's own.
+
+synonyms.toml (beside this module) holds `[synonyms]` (key = [phrases]) and `[forms]`
+(irregular word forms). Every entry is a group; a query phrase's alternatives are the members of
+every group it belongs to (one level: "holiday" -> "break" does not lead on to "broke"). Phrases
+are compared by their stems, so "CVs", "Résumé" and "resume" are the same key.
+"""
+from __future__ import annotations
+
+import logging
+import tomllib
+from pathlib import Path
+
+from edge_agent.store.text import stems
+
+log = logging.getLogger(__name__)
+
+BUILTIN_PATH = Path(__file__).with_name("synonyms.toml")
+USER_FILE_NAME = "synonyms.toml"  # in the data dir, beside the database
+MAX_PHRASE_CHARS = 60  # a synonym is a word or short phrase
+SECTIONS = ("synonyms", "forms")
+
+
+class SynonymError(ValueError):
+    """A synonym file that cannot be used (its path and the reason)."""
+
+
+def parse_groups(text: str, origin: str) -> list[tuple[str, ...]]:
+    """The groups of one synonym file's text; raises SynonymError naming `origin` and the entry."""
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as err:
+        raise SynonymError(f"{origin}: not valid TOML: {err}") from err
+    unknown = set(data) - set(SECTIONS)
+    if unknown:
+        raise SynonymError(f"{origin}: unknown section(s) {sorted(unknown)}; use [synonyms] or [forms]")
+    groups = []
+    for section in SECTIONS:
+        for key, values in (data.get(section) or {}).items():
+            if not isinstance(values, list) or not all(isinstance(v, str) for v in values):
+                raise SynonymError(f"{origin}: [{section}] {key} must be a list of strings")
+            phrases = tuple(dict.fromkeys(p.replace('"', " ").strip().lower() for p in (key, *values)))
+            if any(not p or len(p) > MAX_PHRASE_CHARS or not stems(p) for p in phrases):
+                raise SynonymError(f"{origin}: [{section}] {key} has an empty or over-long phrase")
+            groups.append(phrases)
+    return groups
+
+
+class SynonymTable:
+    """Phrase (by stems) -> the phrases that count as it."""
+
+    def __init__(self, groups: list[tuple[str, ...]]):
+        self._by_stems: dict[tuple[str, ...], list[str]] = {}
+        for group in groups:
+            for phrase in group:
+                alts = self._by_stems.setdefault(stems(phrase), [])
+                alts.extend(p for p in group if p not in alts)
+
+    def alternatives(self, phrase: str) -> list[str]:
+        return list(self._by_stems.get(stems(phrase), []))
+
+
+_builtin = parse_groups(BUILTIN_PATH.read_text(encoding="utf-8"), str(BUILTIN_PATH))
+_table = SynonymTable(_builtin)
+_user_path: Path | None = None
+
+
+def alternatives(phrase: str) -> list[str]:
+    """Every phrase that counts as `phrase` in a query (itself included), [] when it has none."""
+    return _table.alternatives(phrase)
+
+
+def use_user_synonyms(data_dir: Path) -> int:
+    """Add <data_dir>/synonyms.toml to the built-in table (replacing any earlier user file).
+
+    Returns the user's group count. A broken file is logged and ignored: search still works
+    with the built-in table, and the user learns what to fix.
+    """
+    global _table, _user_path
+    path = Path(data_dir) / USER_FILE_NAME
+    if not path.is_file():
+        if _user_path is not None:
+            _table, _user_path = SynonymTable(_builtin), None
+        return 0
+    try:
+        user = parse_groups(path.read_text(encoding="utf-8"), str(path))
+    except (OSError, UnicodeDecodeError, SynonymError) as err:
+        log.warning("user synonyms ignored: %s", err)
+        return 0
+    _table, _user_path = SynonymTable(_builtin + user), path
+    return len(user)
