@@ -121,6 +121,13 @@ class PhoneRig(Rig):
         with sqlite3.connect(db) as conn:
             return conn.execute("SELECT title, body FROM notebook ORDER BY id").fetchall()
 
+    def request_rows(self) -> list[dict]:
+        """The agent's request log: sender, request_id, state, acked (the asker said it has the answer)."""
+        db = self.root / "data-pi" / "edge-agent.db"
+        with sqlite3.connect(db) as conn:
+            conn.row_factory = sqlite3.Row
+            return [dict(r) for r in conn.execute("SELECT * FROM requests ORDER BY created_at")]
+
     def close(self) -> None:
         try:
             if self.browser is not None:

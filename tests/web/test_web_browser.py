@@ -252,3 +252,54 @@ def test_the_page_over_tls_on_one_listener_where_libwebsockets_has_no_http2(tmp_
         _ask(page, QUESTION).locator(".answer").wait_for(timeout=TIMEOUT_MS)
     finally:
         rig.close()
+
+
+def test_the_page_acknowledges_each_final_event(rig):
+    rig.start_agent_online(0)
+    page = _open(rig, rig.new_phone())
+    entry = _ask(page, QUESTION)
+    entry.locator(".answer").wait_for(timeout=TIMEOUT_MS)
+    rid = entry.get_attribute("data-rid")
+    deadline = 50
+    while deadline and not [r for r in rig.request_rows() if r["request_id"] == rid and r["acked"]]:
+        page.wait_for_timeout(100)
+        deadline -= 1
+    row = next(r for r in rig.request_rows() if r["request_id"] == rid)
+    assert row["sender"] == "phone" and row["acked"] == 1
+
+
+def test_busy_is_asked_again_after_retry_after_s(rig):
+    # One question at a time per asker, and a 1 s retry-after: the second question is refused
+    # as busy while the first runs, then asked again by the page with the same id.
+    rig.start_agent_online(300, EDGE_AGENT_MQTT__PER_ASKER_LIMIT="1", EDGE_AGENT_MQTT__BUSY_RETRY_AFTER_S="1")
+    page = _open(rig, rig.new_phone())
+    first = _ask(page, QUESTION)
+    second = _ask(page, "What is the date tomorrow?")
+    second.locator(".final-error").wait_for(timeout=TIMEOUT_MS)
+    assert "Asking again in" in second.locator(".error-text").inner_text()
+    rid = second.get_attribute("data-rid")
+    first.locator(".answer").wait_for(timeout=TIMEOUT_MS)
+    second.locator(".answer").wait_for(timeout=TIMEOUT_MS)
+    assert second.get_attribute("data-rid") == rid  # the same request, never run twice
+    assert [r["request_id"] for r in rig.request_rows()].count(rid) == 1
+
+
+def test_a_second_phone_cannot_confirm_the_first_phones_action(rig):
+    rig.start_agent_online(0)
+    first = _open(rig, rig.new_phone(), "phone")
+    entry = _ask(first, "Remember: the alarm code is 2580.")
+    entry.locator(".preview").wait_for(timeout=TIMEOUT_MS)
+    action_id = first.evaluate(f"history.find(e => e.rid === '{entry.get_attribute('data-rid')}').final.action_id")
+    second = _open(rig, rig.new_phone(), "phone2")
+    # phone2 learned the id somehow and sends the confirm as itself, through its page's client.
+    second.evaluate("""(action) => new Promise(done => {
+        client.on('message', (t, p) => { if (t.endsWith('/x-steal')) { window.stolen = JSON.parse(new TextDecoder().decode(p)); done(); } });
+        client.publish('edge/v1/pi/confirm/phone2', JSON.stringify({request_id: 'x-steal', action_id: action}),
+                       {qos: 1, properties: {responseTopic: 'edge/v1/reply/phone2/x-steal', correlationData: 'x-steal'}});
+    })""", action_id)
+    stolen = second.evaluate("window.stolen")
+    assert stolen["type"] == "error" and stolen["code"] == "not_found"
+    assert rig.notes() == []
+    entry.get_by_role("button", name="Confirm").click()  # the asker still can
+    entry.locator(".done").wait_for(timeout=TIMEOUT_MS)
+    assert [body for _, body in rig.notes()] == ["the alarm code is 2580."]
