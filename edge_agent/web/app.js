@@ -112,10 +112,9 @@ function connect() {
 
 function onConnect() {
   setConn(everConnected ? `Reconnected as ${creds.u}` : `Connected as ${creds.u}`, 'online');
-  const again = everConnected;
   everConnected = true;
   client.subscribe({[topic.replies()]: {qos: 1}, [topic.statuses()]: {qos: 1}}, () => {
-    refetchUnanswered(again);
+    refetchUnanswered();
   });
 }
 
@@ -174,7 +173,7 @@ function ask(question, device) {
 function reask(e) {
   byRid.delete(e.rid);
   Object.assign(e, {rid: newRequestId(), state: 'sent', position: 0, pills: [], seqs: [], final: null,
-                    retryAt: null, t0: performance.now()});
+                    retryAt: null, t0: performance.now(), pillMs: undefined, answerMs: undefined});
   save();
   render(e);
   publishAsk(e);

@@ -303,3 +303,22 @@ def test_a_second_phone_cannot_confirm_the_first_phones_action(rig):
     entry.get_by_role("button", name="Confirm").click()  # the asker still can
     entry.locator(".done").wait_for(timeout=TIMEOUT_MS)
     assert [body for _, body in rig.notes()] == ["the alarm code is 2580."]
+
+
+def test_an_answer_with_a_file_shows_its_name_place_and_excerpt(rig):
+    """Rendering only: an answer event as the agent sends it for a found file, fed to the page's
+    own message handler (the scripted route never finds files)."""
+    rig.start_agent_online(0)
+    page = _open(rig, rig.new_phone())
+    entry = _ask(page, QUESTION)
+    entry.locator(".answer").wait_for(timeout=TIMEOUT_MS)
+    rid = entry.get_attribute("data-rid")
+    event = {"request_id": rid, "seq": 99, "type": "answer", "text": "Found cv.pdf on laptop.",
+             "exit_kind": "complete", "sources": ["files"], "usage": {},
+             "attachment": {"device": "laptop", "path": "/home/me/cv.pdf", "name": "cv.pdf",
+                            "excerpt": "<b>jo@example.org</b>"}}
+    page.evaluate("(ev) => onMessage('edge/v1/reply/phone/x', new TextEncoder().encode(JSON.stringify(ev)))", event)
+    assert entry.locator(".file-name").inner_text() == "📄 cv.pdf"
+    assert entry.locator(".file-where").inner_text() == "laptop: /home/me/cv.pdf"
+    assert entry.locator(".excerpt").inner_text() == "<b>jo@example.org</b>"  # shown as text, never as HTML
+    assert entry.locator(".excerpt b").count() == 0
