@@ -321,7 +321,9 @@ function renderFinal(e) {
     }
   } else if (ev.type === 'needs_confirmation') {
     // The exact preview first; the assistant's words after it, without repeating the preview.
-    const said = ev.text.startsWith(ev.preview) ? ev.text.slice(ev.preview.length).trim() : ev.text;
+    // The action id is for typed confirms (`edge-agent confirm ID`); here the buttons carry it.
+    let said = ev.text.startsWith(ev.preview) ? ev.text.slice(ev.preview.length) : ev.text;
+    said = said.replace(` (action ${ev.action_id})`, '').trim();
     box.appendChild(el('p', 'preview', ev.preview));
     if (said) box.appendChild(el('p', 'answer', said));
     box.appendChild(renderConfirm(e));
