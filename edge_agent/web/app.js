@@ -121,6 +121,7 @@ function onConnect() {
 function onError(err) {
   if (REFUSED.includes(err && err.code)) {
     client.end(true);
+    client = null;
     setConn('The broker refused this phone: pair it again.', 'refused');
     showPairing();
   } else {
@@ -451,6 +452,10 @@ document.addEventListener('DOMContentLoaded', () => {
     store.set(KEY.creds, creds);
     start();
   });
+  // A phone that wakes (tab shown again, network back) reconnects at once, not at the next retry.
+  const wake = () => { if (client && !client.connected && !document.hidden) client.reconnect(); };
+  document.addEventListener('visibilitychange', wake);
+  window.addEventListener('online', wake);
   $('unpair').addEventListener('click', () => {
     if (window.confirm('Unpair this phone? It forgets its name, password and history.')) unpair();
   });
