@@ -322,3 +322,16 @@ def test_an_answer_with_a_file_shows_its_name_place_and_excerpt(rig):
     assert entry.locator(".file-where").inner_text() == "laptop: /home/me/cv.pdf"
     assert entry.locator(".excerpt").inner_text() == "<b>jo@example.org</b>"  # shown as text, never as HTML
     assert entry.locator(".excerpt b").count() == 0
+
+
+def test_a_waiting_question_shows_its_queue_position(rig):
+    rig.start_agent_online(300)  # about 1.5 s a question
+    first = _open(rig, rig.new_phone(), "phone")
+    second = _open(rig, rig.new_phone(), "phone2")
+    _ask(first, QUESTION)
+    first.wait_for_selector("article.entry[data-state=accepted], article.entry[data-state=working]",
+                            timeout=TIMEOUT_MS)
+    waiting = _ask(second, QUESTION)
+    second.wait_for_selector("article.entry[data-state=queued]", timeout=TIMEOUT_MS)
+    assert waiting.locator(".state").inner_text() == "Waiting: 1 ahead"
+    waiting.locator(".answer").wait_for(timeout=TIMEOUT_MS)
