@@ -6,6 +6,7 @@ close() stops what it started.
 """
 from __future__ import annotations
 
+import getpass
 import json
 import shutil
 import signal
@@ -56,8 +57,6 @@ class PhoneRig(Rig):
         port = free_port(LOOPBACK)
         broker_dir = root / "broker"
         broker_dir.mkdir(parents=True, exist_ok=True)
-        import getpass
-
         files = {"certfile": tls[0], "keyfile": tls[1]} if tls else {}
         web = listener_lines(web_listener(LOOPBACK, self.ws_port, **({} if wss else files)))
         if self.wss_port:
