@@ -21,6 +21,10 @@
 # Q4_K/Q8 kernels use; on a Pi 4 (Cortex-A72) NEON only. To build for another board set
 # LLAMA_CMAKE_ARGS, e.g. "-DGGML_NATIVE=OFF -DGGML_CPU_ARM_ARCH=armv8.2-a+dotprod+fp16".
 #
+# --lan listens on every interface: MQTT on 1883 and, on 9001, the phone page with MQTT over
+# WebSockets (Mosquitto serves both; see deploy/mosquitto/README.md); it prints the first client's
+# pairing QR code at the end.
+#
 # --prefix DIR puts every path under DIR (DIR/opt/edge-agent, DIR/etc/..., DIR/var/lib/...) for
 # testing; system-wide steps (apt, users, starting services) are then skipped and units are
 # enabled with `systemctl --root`.
@@ -407,6 +411,16 @@ step_enable() {
   run systemctl restart "${units[@]}"
 }
 
+# The phone page: its listener is in the drop-in (--lan); show the first client's QR code.
+step_phone_page() {
+  [ "$LAN" -eq 1 ] || return 0
+  local web
+  web="$(hostname).local:9001"
+  say "the phone page: http://$web/ (served by Mosquitto; scan the code below with the phone)"
+  if [ "$DRY_RUN" -eq 1 ] || [ ! -x "$EA" ]; then note "[dry-run] $EA --config $CONF pair qr $CLIENT --web $web"; return; fi
+  as_service "$EA" --config "$CONF" pair qr "$CLIENT" --web "$web" || note "could not print the QR code (see above)"
+}
+
 step_doctor() {
   say "edge-agent doctor"
   if [ "$DRY_RUN" -eq 1 ] || [ ! -x "$EA" ]; then note "[dry-run] $EA --config $CONF doctor"; return; fi
@@ -428,5 +442,6 @@ step_units
 step_broker
 step_pairing
 step_enable
+step_phone_page
 step_doctor
 say "done${PREFIX:+ (under $PREFIX)}"

@@ -7,7 +7,7 @@ set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 VENV="$ROOT/.venv"
 PYTHON="${PYTHON:-python3}"
-APT_PACKAGES=(mosquitto mosquitto-clients)
+APT_PACKAGES=(mosquitto mosquitto-clients chromium zbar-tools)
 
 say() { printf '\033[1m==> %s\033[0m\n' "$*" >&2; }
 
@@ -18,6 +18,9 @@ command -v mosquitto_passwd >/dev/null 2>&1 || need_apt+=(mosquitto)
 command -v systemd-analyze >/dev/null 2>&1 || need_apt+=(systemd)
 command -v cmake >/dev/null 2>&1 || need_apt+=(cmake)
 command -v g++ >/dev/null 2>&1 || need_apt+=(build-essential)
+# The phone page's tests: a real headless browser, and a QR decoder to read the pairing code.
+command -v chromium >/dev/null 2>&1 || need_apt+=(chromium)
+command -v zbarimg >/dev/null 2>&1 || need_apt+=(zbar-tools)
 if [ ${#need_apt[@]} -gt 0 ]; then
   say "installing system packages: ${need_apt[*]}"
   SUDO=""; [ "$(id -u)" -eq 0 ] || SUDO="sudo"

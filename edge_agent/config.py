@@ -86,6 +86,16 @@ class MqttSettings(_Section):
     """Larger requests are rejected."""
     keepalive_s: int = Field(30, ge=5)
     """MQTT keepalive, seconds."""
+    queue_limit: int = Field(32, ge=1, le=10000)
+    """Questions waiting in the agent's queue (all askers); past it a new one gets a `busy` error."""
+    per_asker_limit: int = Field(4, ge=1, le=1000)
+    """Questions of one asker queued or running; past it that asker's new ones get `busy`."""
+    busy_retry_after_s: float = Field(30.0, gt=0)
+    """The retry-after a `busy` error suggests, seconds."""
+    receive_maximum: int = Field(8, ge=1, le=65535)
+    """MQTT v5 Receive Maximum: requests the broker hands the agent before it has acked them (it holds the rest)."""
+    resend_window_s: float = Field(600.0, ge=0)
+    """On every reconnect, answers from this many seconds back that the asker has not acked are sent again."""
 
 
 class OpsSettings(_Section):

@@ -2,19 +2,23 @@
 
 Round trip: ask -> answer through the real harness on a zero-latency scripted model, the agent
 a separate `serve` process. Fault run: requests sent at a steady pace while the broker is
-restarted and the agent is SIGKILLed and restarted; every request must end in exactly one
-executed answer (counted from the agent's execution journal, not from its request log).
+restarted cleanly, then SIGKILLed (losing what it had not saved) and restarted, and the agent
+is SIGKILLed and restarted; every request must end in exactly one executed answer (counted
+from the agent's execution journal, not from its request log), and every answer the agent's
+log counts as delivered must have reached the client.
 Everything runs in a temporary directory with its own pairing, broker and data dirs.
 """
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import logging
 import math
 import os
 import re
 import signal
+import sqlite3
 import subprocess
 import sys
 import tempfile
@@ -38,6 +42,10 @@ FAULT_DELAY_MS = 2.0  # scripted latency a generation in the fault run
 FAULT_TIMEOUT_S = 120.0  # how long the fault run waits for the last answers
 AGENT_READY_TIMEOUT_S = 60.0
 GOAL_P99_MS = 10.0
+# The fault run is one client sending 200 questions in 4 s: a durability test, not a flood test,
+# so the agent's per-asker and queue bounds are lifted for it (bench abuse tests the bounds).
+FAULT_ID_PREFIX = "fault-"  # request ids of the fault run (the round trips share the agent's log)
+FAULT_RUN_ENV = {"EDGE_AGENT_MQTT__PER_ASKER_LIMIT": "1000", "EDGE_AGENT_MQTT__QUEUE_LIMIT": "1000"}
 PREFIX = "edge/v1"
 
 
@@ -58,7 +66,7 @@ class Rig:
     def __init__(self, root: Path):
         self.root = root
         self.pairing = PairingPaths(root / "pairing")
-        for name, role in (("pi", "device"), ("bench", "client")):
+        for name, role in (("pi", "agent"), ("bench", "client")):
             add_member(self.pairing, name, role, prefix=PREFIX, host="127.0.0.1", port=0)
         self.broker: LocalBroker = start_local_broker(root / "broker", password_file=self.pairing.password_file,
                                                       acl_file=self.pairing.acl_file)
@@ -147,6 +155,16 @@ def _read_journal(path: Path) -> list[dict]:
     return entries
 
 
+def delivered_but_not_received(db_path: Path, received: set[str], prefix: str, sender: str = "bench") -> int:
+    """Requests (ids starting with `prefix`) the agent's log marks delivered (broker PUBACK or the
+    asker's ack) whose final event never reached the client."""
+    with contextlib.closing(sqlite3.connect(db_path)) as db:
+        rows = db.execute("SELECT request_id FROM requests WHERE sender = ? AND state = 'done'"
+                          " AND (delivered = 1 OR acked = 1) AND substr(request_id, 1, ?) = ?",
+                          (sender, len(prefix), prefix)).fetchall()
+    return sum(1 for (rid,) in rows if rid not in received)
+
+
 def count_executions(entries: list[dict], answered_at: dict[str, float]) -> dict[str, int]:
     """Judge every execution the journal shows.
 
@@ -175,7 +193,7 @@ def count_executions(entries: list[dict], answered_at: dict[str, float]) -> dict
 
 async def fault_run(rig: Rig, n: int) -> dict:
     journal = rig.root / "journal.jsonl"
-    rig.start_agent(FAULT_DELAY_MS, journal)
+    rig.start_agent(FAULT_DELAY_MS, journal, **FAULT_RUN_ENV)
     since = time.time()
     finals: dict[str, str] = {}
     answered_at: dict[str, float] = {}
@@ -191,18 +209,23 @@ async def fault_run(rig: Rig, n: int) -> dict:
                     answered_at[f"bench.{rid}"] = time.time()
 
         tasks = []
-        faults = {n // 3: "broker", (2 * n) // 3: "agent"}
         for i in range(n):
-            if faults.get(i) == "broker":
+            fault = fault_at(n).get(i)
+            if fault == "broker restart":
                 await asyncio.to_thread(rig.broker.restart)  # SIGTERM: it saves its persistence file
-            elif faults.get(i) == "agent":
+            elif fault == "broker SIGKILL":
+                # Whatever it had not saved (sessions, queued questions and answers) is gone.
+                await asyncio.to_thread(rig.broker.kill)
+                await asyncio.to_thread(rig.broker.start)
+            elif fault == "agent SIGKILL":
                 rig.kill_agent()  # SIGKILL mid-stream
-                rig.start_agent(FAULT_DELAY_MS, journal)
-            tasks.append(asyncio.create_task(one(f"fault-{i:04d}")))
+                rig.start_agent(FAULT_DELAY_MS, journal, **FAULT_RUN_ENV)
+            tasks.append(asyncio.create_task(one(f"{FAULT_ID_PREFIX}{i:04d}")))
             await asyncio.sleep(FAULT_PACE_S)
         results = await asyncio.gather(*tasks, return_exceptions=True)
     rig.kill_agent(signal.SIGTERM)
     counts = count_executions(_read_journal(journal), answered_at)
+    undelivered = delivered_but_not_received(rig.settings("pi").db_path, set(finals), FAULT_ID_PREFIX)
     return {
         "fault_requests": n,
         "requests_answered": sum(1 for t in finals.values() if t == "answer"),
@@ -211,9 +234,15 @@ async def fault_run(rig: Rig, n: int) -> dict:
         "duplicates_executed": counts["duplicates_executed"],
         "reruns_after_crash": counts["reruns_after_crash"],
         "executions_missing": n - counts["executed"],
+        "answers_undelivered": undelivered,
         "client_errors": sum(1 for r in results if isinstance(r, BaseException)),
-        "faults": "broker restart (SIGTERM) at request %d, agent SIGKILL+restart at request %d" % (n // 3, 2 * n // 3),
+        "faults": ", ".join(f"{what} at request {i}" for i, what in sorted(fault_at(n).items())),
     }
+
+
+def fault_at(n: int) -> dict[int, str]:
+    """Which fault hits before which request of the fault run."""
+    return {n // 4: "broker restart", n // 2: "broker SIGKILL", (3 * n) // 4: "agent SIGKILL"}
 
 
 def run(args, settings: Settings) -> dict:

@@ -31,7 +31,7 @@ log = logging.getLogger(__name__)
 
 MODES = ("harness", "direct")
 MAX_ATTEMPTS = 2  # the first plan and one replan
-ACTION_ID_BYTES = 4  # pending-action ids are 8 hex characters, easy to type
+ACTION_ID_BYTES = 16  # 128 random bits: a pending-action id cannot be guessed (32 hex characters)
 
 
 @dataclass

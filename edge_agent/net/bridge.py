@@ -337,6 +337,8 @@ class MqttBridge:
         o = self.opts
         props = Properties(PacketTypes.CONNECT)
         props.SessionExpiryInterval = o.session_expiry_s
+        if o.receive_maximum is not None:
+            props.ReceiveMaximum = o.receive_maximum
         clean = o.clean_start and not self._session_started
         self._connack = self._loop.create_future()
         self._lost = self._loop.create_future()

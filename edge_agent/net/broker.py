@@ -15,6 +15,7 @@ import subprocess
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Sequence
 
 from edge_agent.paths import PROJECT_ROOT
 
@@ -67,8 +68,11 @@ class TlsFiles:
 def render_config(*, password_file: Path, acl_file: Path, persistence_dir: Path,
                   listeners: list[tuple[str, int]], log_dest: str = "stderr",
                   run_as: str | None = None, tls: TlsFiles | None = None,
-                  template: Path = TEMPLATE_PATH) -> str:
+                  template: Path = TEMPLATE_PATH, extra_listener_lines: Sequence[str] = ()) -> str:
     """The broker config text: listeners are (bind address, port) pairs, all TLS when `tls` is set.
+
+    `extra_listener_lines` are listener blocks of their own, appended as given (the phone
+    page's websockets listener: edge_agent.net.webpage.listener_lines).
 
     `run_as` is the user a root-started broker switches to (None keeps Mosquitto's default,
     "mosquitto", which then needs read access to the password and ACL files).
@@ -87,20 +91,22 @@ def render_config(*, password_file: Path, acl_file: Path, persistence_dir: Path,
         password_file=password_file, acl_file=acl_file, persistence_dir=persistence_dir,
         autosave_interval_s=AUTOSAVE_INTERVAL_S, client_expiration=CLIENT_EXPIRATION,
         max_queued_messages=MAX_QUEUED_MESSAGES, max_packet_size=MAX_PACKET_SIZE,
-        log_dest=log_dest, listeners="\n".join(lines),
+        log_dest=log_dest, listeners="\n".join([*lines, *extra_listener_lines]),
         user_line=f"user {run_as}" if run_as else "# user mosquitto (the default)")
 
 
 def write_config(directory: Path, *, password_file: Path, acl_file: Path,
                  listeners: list[tuple[str, int]], log_dest: str = "stderr",
-                 run_as: str | None = None, tls: TlsFiles | None = None) -> Path:
+                 run_as: str | None = None, tls: TlsFiles | None = None,
+                 extra_listener_lines: Sequence[str] = ()) -> Path:
     """Write <directory>/mosquitto.conf (persistence in <directory>/persistence); returns its path."""
     persistence = directory / "persistence"
     persistence.mkdir(parents=True, exist_ok=True)
     conf = directory / "mosquitto.conf"
     conf.write_text(render_config(password_file=password_file.resolve(), acl_file=acl_file.resolve(),
                                   persistence_dir=persistence.resolve(), listeners=listeners,
-                                  log_dest=log_dest, run_as=run_as, tls=tls), encoding="utf-8")
+                                  log_dest=log_dest, run_as=run_as, tls=tls,
+                                  extra_listener_lines=extra_listener_lines), encoding="utf-8")
     return conf
 
 

@@ -48,7 +48,9 @@ def _print_event(event: BaseModel, *, device: str, default_device: str) -> int |
         print(f"To confirm: edge-agent confirm {event.action_id}{where}", flush=True)  # type: ignore[attr-defined]
         return EXIT_OK
     elif kind == "error":
-        print(f"edge-agent: {event.code}: {event.message}", file=err, flush=True)  # type: ignore[attr-defined]
+        retry = getattr(event, "retry_after_s", None)
+        hint = f" (send it again in {retry:.0f} s)" if retry else ""
+        print(f"edge-agent: {event.code}: {event.message}{hint}", file=err, flush=True)  # type: ignore[attr-defined]
         return EXIT_ERROR
     return None
 

@@ -44,6 +44,15 @@ class ConfirmRequest(_Request):
     """The id from a needs_confirmation event."""
 
 
+class AckRequest(BaseModel):
+    """P/<device>/ack/<sender>: the sender has the final event of a request; stop re-sending it."""
+
+    model_config = ConfigDict(extra="ignore", frozen=True)
+
+    request_id: str = Field(pattern=REQUEST_ID_PATTERN)
+    """The id of the sender's request whose final event arrived."""
+
+
 class FileSearchRequest(_Request):
     """P/<device>/files/search/<sender>: search this device's indexed folders."""
 
@@ -121,9 +130,11 @@ class Error(_Event):
 
     type: Literal["error"] = "error"
     code: str
-    """bad_request | too_large | busy | not_found | interrupted | internal | timeout."""
+    """bad_request | too_large | busy | rate_limited | not_found | interrupted | internal | timeout."""
     message: str
     """What went wrong, for a person."""
+    retry_after_s: float | None = None
+    """busy / rate_limited: send again (with the same request id) after this many seconds."""
 
 
 class FileHit(BaseModel):

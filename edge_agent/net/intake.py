@@ -6,7 +6,6 @@ route nothing may be published for it, so the rejection is only logged.
 """
 from __future__ import annotations
 
-import json
 import re
 from dataclasses import dataclass
 
@@ -14,6 +13,7 @@ from pydantic import BaseModel, ValidationError
 
 from edge_agent.net.events import REQUEST_ID_PATTERN, AskRequest, ConfirmRequest, FileSearchRequest
 from edge_agent.net.mqtt_types import Message
+from edge_agent.net.payload import PayloadError, parse_json
 from edge_agent.net.topics import RequestTopic, Topics
 
 REQUEST_MODELS: dict[str, type[BaseModel]] = {"ask": AskRequest, "confirm": ConfirmRequest,
@@ -52,7 +52,7 @@ class Rejected:
     """A request that cannot run."""
 
     code: str
-    """bad_request | too_large | no_route | foreign_route | not_for_us"""
+    """bad_request | too_large | no_route | foreign_route | not_for_us | busy | rate_limited | not_found"""
     message: str
     """Why, for a person."""
     route: Route | None
@@ -61,6 +61,8 @@ class Rejected:
     """The request's id when one could be read."""
     sender: str | None = None
     """The sender, when the topic names one."""
+    retry_after_s: float | None = None
+    """busy / rate_limited: when sending again may succeed, seconds."""
 
 
 def _best_request_id(data: object, correlation: bytes | None) -> str | None:
@@ -89,17 +91,12 @@ def read_request(msg: Message, topics: Topics, device: str, max_payload_bytes: i
         return Rejected("not_for_us", f"not a request topic of {device}: {msg.topic}", None)
     problem: tuple[str, str] | None = None
     data: object = None
-    if len(msg.payload) > max_payload_bytes:
-        problem = ("too_large", f"payload is {len(msg.payload)} bytes; the limit is {max_payload_bytes}")
-    else:
-        try:
-            data = json.loads(msg.payload.decode("utf-8"))
-        except UnicodeDecodeError as err:
-            problem = ("bad_request", f"payload is not valid UTF-8 (byte {err.start})")
-        except json.JSONDecodeError as err:
-            problem = ("bad_request", f"payload is not JSON: {err.msg} at line {err.lineno} column {err.colno}")
-        if problem is None and not isinstance(data, dict):
-            problem = ("bad_request", f"payload must be a JSON object, not {type(data).__name__}")
+    try:
+        data = parse_json(msg.payload, max_bytes=max_payload_bytes)
+    except PayloadError as err:
+        problem = (err.code, str(err))
+    if problem is None and not isinstance(data, dict):
+        problem = ("bad_request", f"payload must be a JSON object, not {type(data).__name__}")
     route_topic = msg.response_topic
     if route_topic is None and isinstance(data, dict) and isinstance(data.get("reply_to"), str):
         route_topic = data["reply_to"]

@@ -9,6 +9,9 @@ from paho.mqtt.packettypes import PacketTypes
 from paho.mqtt.properties import Properties
 
 
+NO_MATCHING_SUBSCRIBERS = 16  # MQTT v5 PUBACK reason: accepted, but nobody subscribes to the topic
+
+
 class MqttError(RuntimeError):
     """A broker refused us (bad credentials, not authorized) or the bridge is closed."""
 
@@ -59,6 +62,8 @@ class ConnectOptions:
     """Last Will."""
     fail_fast: bool = False
     """Raise on a refused or failed first connect instead of retrying (for short-lived clients)."""
+    receive_maximum: int | None = None
+    """MQTT v5 Receive Maximum: QoS 1 messages the broker sends before we ack them (None = the broker's 65535)."""
 
 
 @dataclass(frozen=True)

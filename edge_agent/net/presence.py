@@ -11,6 +11,7 @@ from typing import Any, Callable
 
 from edge_agent.net.bridge import MqttBridge
 from edge_agent.net.mqtt_types import Message, Will
+from edge_agent.net.payload import MAX_STATUS_BYTES, parse_json
 from edge_agent.net.topics import Topics
 from edge_agent.ops.status import parse_status, status_payload
 
@@ -91,6 +92,7 @@ class DeviceDirectory:
             self._status.pop(device, None)
             return True
         try:
+            parse_json(msg.payload, max_bytes=MAX_STATUS_BYTES)  # size and nesting first
             data = parse_status(msg.payload)
         except ValueError as err:
             log.warning("ignoring bad status from %s: %s", device, err)

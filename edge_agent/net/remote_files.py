@@ -3,6 +3,11 @@
 The agent asks every online paired device at once (or the ones named) and waits until all
 have answered or the deadline passes. A device that is offline, slow or answers with an error
 is named in "unreachable"; it never fails the search.
+
+A reply is taken only on P/reply/<agent>/files/<search id>/<device>, which the broker's ACL lets
+only <device> write, and never when retained (a planted message, not an answer). It is dropped
+unread past MAX_REPLY_BYTES, its hits are ranked by the agent's own score of the returned name
+and excerpt (a peer's own number is never trusted), and at most the number asked for is kept.
 """
 from __future__ import annotations
 
@@ -16,14 +21,34 @@ from pydantic import ValidationError
 from edge_agent.net.bridge import MqttBridge
 from edge_agent.net.events import REPLY_EVENT, FileHit, FileResults, FileSearchRequest, dump
 from edge_agent.net.mqtt_types import Message
+from edge_agent.net.payload import PayloadError, parse_json
 from edge_agent.net.presence import DeviceDirectory
 from edge_agent.net.topics import Topics
 from edge_agent.store.files import search_files
+from edge_agent.store.text import name_terms, query_terms, words
 
 log = logging.getLogger(__name__)
 
 SEARCH_DEADLINE_S = 3.0  # how long the agent waits for slow devices
 SEARCH_LIMIT = 5  # hits asked of each device
+MAX_REPLY_BYTES = 32 * 1024  # a reply of SEARCH_LIMIT hits with full excerpts is ~10 KB; larger is refused unread
+NAME_MATCH_WEIGHT = 2.0  # a query word in the file's name counts this much more than one in its text
+
+
+def excerpt_score(query: str, hit: FileHit) -> float:
+    """The agent's own score of a returned hit: query words found in its name and excerpt, 0..3."""
+    # A plural's "s" is dropped and words match as prefixes: "manuals" finds "manual".
+    terms = [t[:-1] if len(t) > 3 and t.endswith("s") else t for t in query_terms(query)]
+    if not terms:
+        return 0.0
+    name_words = words(name_terms(hit.name))
+    text_words = words(hit.excerpt)
+
+    def found(stem: str, among: list[str]) -> bool:
+        return any(w.startswith(stem) for w in among)
+
+    total = sum(NAME_MATCH_WEIGHT * found(t, name_words) + found(t, text_words) for t in terms)
+    return round(total / len(terms), 3)
 
 
 async def answer_file_search(conn: aiosqlite.Connection, device: str, request: FileSearchRequest) -> bytes:
@@ -54,12 +79,19 @@ class RemoteFileSearch:
         parts = msg.topic[len(head):].split("/")
         futures = self._waiting.get(parts[0]) if len(parts) == 2 else None
         fut = futures.get(parts[1]) if futures else None
+        if msg.retain:
+            log.warning("ignored a retained message on %s: replies are never retained", msg.topic)
+            return True
         if fut is None or fut.done():
             return True  # a late or unknown reply
         try:
-            fut.set_result(REPLY_EVENT.validate_json(msg.payload))
+            event = REPLY_EVENT.validate_python(parse_json(msg.payload, max_bytes=MAX_REPLY_BYTES))
+        except PayloadError as err:
+            fut.set_exception(ValueError(f"bad reply from {parts[1]}: {err}"))
         except ValidationError as err:
             fut.set_exception(ValueError(f"bad reply from {parts[1]}: {err.error_count()} errors"))
+        else:
+            fut.set_result(event)
         return True
 
     async def search(self, query: str, devices: list[str]) -> dict:
@@ -85,7 +117,12 @@ class RemoteFileSearch:
         for d, fut in futures.items():
             event = fut.result() if fut.done() and not fut.cancelled() and fut.exception() is None else None
             if isinstance(event, FileResults):
-                hits.extend(h.model_dump() | {"device": d} for h in event.hits)
+                scored = sorted((h.model_dump() | {"device": d, "score": excerpt_score(query, h)} for h in event.hits),
+                                key=lambda h: h["score"], reverse=True)
+                if len(scored) > SEARCH_LIMIT:
+                    log.warning("file search on %s: %d hits for %d asked; kept the agent's best %d", d,
+                                len(scored), SEARCH_LIMIT, SEARCH_LIMIT)
+                hits.extend(scored[:SEARCH_LIMIT])
             else:
                 if fut.done() and not fut.cancelled() and fut.exception() is not None:
                     log.warning("file search on %s failed: %s", d, fut.exception())

@@ -15,6 +15,7 @@ from edge_agent.harness.outcome import Outcome
 from edge_agent.net.bridge import MqttBridge
 from edge_agent.net.events import Answer, Error, NeedsConfirmation, dump
 from edge_agent.net.intake import Route
+from edge_agent.net.mqtt_types import NO_MATCHING_SUBSCRIBERS
 from edge_agent.store import requests as rlog
 
 log = logging.getLogger(__name__)
@@ -53,19 +54,21 @@ class ReplySender:
             seq = await rlog.take_seq(self.conn, *row_key)
         self.bridge.publish(route.topic, dump(make_event(seq)), qos=1, correlation=route.correlation)
 
-    async def finish(self, row_key: tuple[str, str], route: Route, make_event, seq: int | None = None) -> bytes | None:
-        """Store the final event, then publish it; None if the request was already done."""
+    async def finish(self, row_key: tuple[str, str], route: Route, make_event, seq: int | None = None,
+                     action_id: str | None = None) -> bytes | None:
+        """Store the final event (with the action it offers), then publish it; None if already done."""
         if seq is None:
             seq = await rlog.take_seq(self.conn, *row_key)
         payload = dump(make_event(seq))
-        if not await rlog.finish_request(self.conn, *row_key, payload):
+        if not await rlog.finish_request(self.conn, *row_key, payload, action_id):
             log.warning("request %s/%s was already answered; keeping the first answer", *row_key)
             return None
         self.publish_final(row_key, route, payload)
         return payload
 
     def publish_final(self, row_key: tuple[str, str], route: Route, payload: bytes) -> None:
-        """Publish a stored final event and mark it delivered on PUBACK."""
+        """Publish a stored final event (never retained) and mark it delivered on a PUBACK that
+        says someone subscribed; the asker's own ack (rlog.mark_acked) ends the re-sending."""
         fut = self.bridge.publish(route.topic, payload, qos=1, correlation=route.correlation)
         fut.add_done_callback(lambda f: self._delivered(row_key, f))
 
@@ -73,6 +76,8 @@ class ReplySender:
         if fut.cancelled() or fut.exception() is not None:
             return  # not delivered: re-sent at the next start
         rc = fut.result()
+        if rc is not None and getattr(rc, "value", 0) == NO_MATCHING_SUBSCRIBERS:
+            return  # the broker dropped it: nobody (not even the asker's session) was subscribed
         if rc is not None and getattr(rc, "is_failure", False):
             # Retrying cannot help a refused publish; stop re-sending it.
             log.error("broker refused the answer of %s/%s: %s", *row_key, rc)

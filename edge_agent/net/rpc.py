@@ -5,11 +5,14 @@ each request gets the response topic <prefix>/reply/<name>/<request_id> and its 
 CorrelationData. Events are de-duplicated by (request id, seq): QoS 1 and the agent's re-sent
 answers may deliver one twice. After a reconnect, requests still without a final event are
 sent again with the same id; the agent never runs an id twice, so this only recovers a request
-or an answer a broker crash lost.
+or an answer a broker crash lost. Every final event is acknowledged to the agent on
+P/<device>/ack/<name> ({"request_id"}), which stops the agent re-sending it on its reconnects.
+Retained messages on the reply namespace are never taken: the agent does not retain replies.
 """
 from __future__ import annotations
 
 import asyncio
+import collections
 import logging
 import uuid
 from dataclasses import dataclass, field
@@ -19,15 +22,17 @@ from pydantic import BaseModel, ValidationError
 
 from edge_agent.config import Settings
 from edge_agent.net.bridge import MqttBridge
-from edge_agent.net.events import FINAL_TYPES, REPLY_EVENT
-from edge_agent.net.mqtt_types import ConnectOptions, Message
+from edge_agent.net.events import FINAL_TYPES, REPLY_EVENT, AckRequest
+from edge_agent.net.mqtt_types import NO_MATCHING_SUBSCRIBERS, ConnectOptions, Message, MqttError
+from edge_agent.net.payload import MAX_STATUS_BYTES, PayloadError, parse_json
 from edge_agent.net.topics import Topics
 from edge_agent.ops.status import parse_status
 
 log = logging.getLogger(__name__)
 
 CLIENT_SESSION_EXPIRY_S = 600  # the broker keeps our replies this long across a broker restart
-NO_MATCHING_SUBSCRIBERS = 16  # MQTT v5 PUBACK reason: accepted, but nobody subscribes to the topic
+MAX_EVENT_BYTES = 256 * 1024  # a reply event larger than this is dropped unread
+RECENT_REQUESTS = 256  # finished requests remembered, so a re-sent answer is acknowledged again
 
 
 class ClientConfigError(ValueError):
@@ -63,8 +68,10 @@ class AgentClient:
                               m.tls_ca, m.keepalive_s, clean_start=True,
                               session_expiry_s=CLIENT_SESSION_EXPIRY_S, fail_fast=fail_fast)
         self.bridge = MqttBridge(opts, on_connect=self._on_connect)
-        self.bridge.add_subscription(self.topics.reply_namespace(self.name) + "/#")
+        # Retain handling 2: the broker replays no retained message when we (re)subscribe.
+        self.bridge.add_subscription(self.topics.reply_namespace(self.name) + "/#", retain_handling=2)
         self._pending: dict[str, _Pending] = {}
+        self._recent: collections.OrderedDict[str, str] = collections.OrderedDict()  # request id -> device
         self.device_status: dict[str, dict] = {}
         self._reader: asyncio.Task | None = None
         self._connects = 0
@@ -108,6 +115,7 @@ class AgentClient:
         rid = request.request_id  # type: ignore[attr-defined]
         p = _Pending(device, kind, request.model_dump_json(exclude_none=True).encode(), expiry_s)
         self._pending[rid] = p
+        self._remember(rid, device)
         rc = await self._publish(rid, p)
         if rc is not None and rc.is_failure:
             self._pending.pop(rid, None)
@@ -118,6 +126,21 @@ class AgentClient:
             self._pending.pop(rid, None)
             raise LookupError(f"no agent named {device!r} has ever connected to this broker")
         return rid
+
+    def _remember(self, request_id: str, device: str) -> None:
+        self._recent[request_id] = device
+        self._recent.move_to_end(request_id)
+        while len(self._recent) > RECENT_REQUESTS:
+            self._recent.popitem(last=False)
+
+    def _ack(self, request_id: str, device: str) -> None:
+        """Tell the agent we have the final event (QoS 1; a lost ack only costs a re-sent answer)."""
+        try:
+            fut = self.bridge.publish(self.topics.ack(device, self.name),
+                                      AckRequest(request_id=request_id).model_dump_json(), qos=1)
+        except MqttError:
+            return  # closing: the agent re-sends the answer to the next connection that asks
+        fut.add_done_callback(lambda f: f.cancelled() or f.exception())
 
     async def events(self, request_id: str, timeout_s: float) -> AsyncIterator[BaseModel]:
         """The request's events until its final one; asyncio.TimeoutError past timeout_s."""
@@ -144,20 +167,31 @@ class AgentClient:
         device = self.topics.parse_status(msg.topic)
         if device is not None:
             try:
+                parse_json(msg.payload, max_bytes=MAX_STATUS_BYTES)  # size and nesting first
                 self.device_status[device] = parse_status(msg.payload)
             except ValueError as err:
                 log.warning("bad status of %s: %s", device, err)
             return
         head = self.topics.reply_namespace(self.name) + "/"
         rid = msg.topic[len(head):] if msg.topic.startswith(head) else None
+        if msg.retain:
+            log.warning("ignored a retained message on %s: the agent never retains replies", msg.topic)
+            return
         p = self._pending.get(rid or "")
-        if p is None:
-            return  # a reply to a request we are no longer waiting for
+        if p is None and rid not in self._recent:
+            return  # not one of our requests
         try:
-            event = REPLY_EVENT.validate_json(msg.payload)
+            event = REPLY_EVENT.validate_python(parse_json(msg.payload, max_bytes=MAX_EVENT_BYTES))
+        except PayloadError as err:
+            log.warning("unreadable event for %s: %s", rid, err)
+            return
         except ValidationError as err:
             log.warning("unreadable event for %s: %s", rid, err.errors()[0]["msg"])
             return
+        if event.type in FINAL_TYPES and event.request_id == rid:
+            self._ack(rid, p.device if p is not None else self._recent[rid])
+        if p is None:
+            return  # an answer re-sent for a request we already have: acknowledged again above
         if event.seq in p.seen:
             return
         p.seen.add(event.seq)

@@ -25,7 +25,7 @@ def paired_devices(settings: Settings):
 
     def names() -> list[str]:
         try:
-            return [m.name for m in load_members(paths).values() if m.role == "device"]
+            return [m.name for m in load_members(paths).values() if m.role in ("agent", "device")]
         except PairingError as err:
             log.warning("%s", err)
             return []

@@ -2,7 +2,9 @@
 
 A subprocess cannot be handed a Python model object, so `serve` can build this FunctionModel
 itself. It drives the real harness along one fixed route: plan -> one tool call (so a pill is
-sent) -> answer -> synthesis, each generation taking `delay_s` (0 = zero latency). Every
+sent) -> answer -> synthesis, each generation taking `delay_s` (0 = zero latency). A question
+that starts with "Remember:" takes the remember route instead, which ends in a real pending
+action (needs_confirmation), so confirmation can be exercised over MQTT. Every
 structured call is answered with a valid value of the schema asked for, so the harness's own
 validation runs. Never used unless that hidden option is given.
 """
@@ -18,10 +20,14 @@ from pydantic import BaseModel, ValidationError
 
 from edge_agent.harness.outcome import Outcome, PillSink
 from edge_agent.llm.doubles import CallInfo, FunctionModel
+from edge_agent.llm.templates import PLAIN_HEADERS
 
 SCRIPTED_SKILL = "date_question"  # the route: its one tool needs no arguments
 SCRIPTED_TOOL = "current_date"
 SCRIPTED_ANSWER = "Scripted answer: today is in the date tool's result."
+REMEMBER_MARKER = "Remember:"  # a question starting with this takes the remember route
+REMEMBER_ROUTE = ("remember_this", "remember")
+QUESTION_TAIL_CHARS = 400  # the question is the prompt's last message: look only there
 
 
 def minimal_value(schema: dict[str, Any], defs: dict[str, Any]) -> Any:
@@ -61,22 +67,36 @@ def _valid(schema: type[BaseModel], value: Any) -> Any:
     return value
 
 
+def last_user_text(prompt: str) -> str:
+    """The last user turn of a plain-template prompt (the question)."""
+    tail = prompt.rsplit(PLAIN_HEADERS["user"] + "\n", 1)[-1]
+    return tail.split("\n\n" + PLAIN_HEADERS["assistant"], 1)[0].strip()
+
+
 class ScriptedRoute:
     """The FunctionModel's fn; state is per question (the service runs one at a time)."""
 
     def __init__(self) -> None:
         self.l2_steps = 0
+        self.route = (SCRIPTED_SKILL, SCRIPTED_TOOL)
+        self.fact: str | None = None
 
     def __call__(self, info: CallInfo) -> Any:
         role = info.role.split(".", 1)[0]
         if role == "planner":
             self.l2_steps = 0
-            return _valid(info.schema, {"skill": SCRIPTED_SKILL, "rationale": "today's date"})
+            remember = REMEMBER_MARKER in info.prompt[-QUESTION_TAIL_CHARS:]
+            self.route = REMEMBER_ROUTE if remember else (SCRIPTED_SKILL, SCRIPTED_TOOL)
+            # The note remember writes is the question's words after the marker, as asked.
+            self.fact = last_user_text(info.prompt).split(REMEMBER_MARKER, 1)[-1].strip() if remember else None
+            return _valid(info.schema, {"skill": self.route[0], "rationale": "the scripted route"})
         if role == "l2":
             self.l2_steps += 1
             if self.l2_steps == 1:
-                return _valid(info.schema, {"call_tool": {"tool": SCRIPTED_TOOL, "instruction": "today"}})
+                return _valid(info.schema, {"call_tool": {"tool": self.route[1], "instruction": "as asked"}})
             return _valid(info.schema, {"answer": SCRIPTED_ANSWER})
+        if self.fact and info.role.startswith(f"l3.{REMEMBER_ROUTE[1]}."):
+            return _valid(info.schema, {"note": self.fact})
         if info.schema is not None:
             js = info.schema.model_json_schema()
             return minimal_value(js, js.get("$defs", {}))

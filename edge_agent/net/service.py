@@ -1,12 +1,13 @@
 """The agent service: MQTT requests in, a durable FIFO of questions, reply events out.
 
-Per message, in arrival order: validate (intake) -> write the request log -> PUBACK -> accepted
-(+ queued with its position) -> one worker runs requests one at a time through the Asker,
-publishing pills -> the final event is stored, then published. A duplicate id never runs
-again: a finished one gets its stored final event re-sent. On start, what a crash left
+Per message, in arrival order: validate (intake) -> check the bounds (queue, per asker; a
+confirm only for the asker's own action) -> write the request log -> PUBACK -> accepted (+
+queued with its position) -> one worker runs requests one at a time through the Asker, askers
+in turn, publishing pills -> the final event is stored, then published. A duplicate id never
+runs again: a finished one gets its stored final event re-sent. On start, what a crash left
 unanswered is rerun (or, for an interrupted confirmation or a request that already crashed the
-agent twice, answered with a clear error), and stored answers the broker never acknowledged
-are re-sent.
+agent twice, answered with a clear error); on every (re)connect, stored answers the broker never
+acknowledged, and recent ones the asker has not acked, are re-sent.
 """
 from __future__ import annotations
 
@@ -23,8 +24,11 @@ from pydantic import BaseModel
 from edge_agent.config import Settings
 from edge_agent.harness.outcome import Asker, Outcome
 from edge_agent.net.bridge import MqttBridge
-from edge_agent.net.events import Accepted, AskRequest, Error, Pill, Queued
+from edge_agent.net.admission import Admission
+from edge_agent.net.events import AckRequest, Accepted, AskRequest, Error, Pill, Queued
+from edge_agent.net.fairqueue import FairQueue
 from edge_agent.net.intake import REQUEST_MODELS, Incoming, Rejected, Route, read_request
+from edge_agent.net.payload import PayloadError, parse_json
 from edge_agent.net.mqtt_types import ConnectOptions, Message
 from edge_agent.net.presence import DeviceDirectory, StatusPublisher, offline_will
 from edge_agent.net.remote_files import RemoteFileSearch, answer_file_search
@@ -42,6 +46,7 @@ STOP_GRACE_S = 10.0  # a clean stop lets the running request finish this long
 GUARD_FACTOR = 1.5  # the service's own deadline = harness deadline x this + GUARD_SLACK_S
 GUARD_SLACK_S = 10.0
 ACCEPTED_SEQ = 0  # the request log numbers a new request's events from 1
+MAX_ACK_BYTES = 512  # {"request_id": ...} needs far less
 
 
 @dataclass
@@ -65,7 +70,7 @@ def agent_connect_options(settings: Settings, topics: Topics) -> ConnectOptions:
     m = settings.mqtt
     return ConnectOptions(m.host, m.port, f"edge-agent-{settings.device_id}", m.username, m.password,
                           m.tls_ca, m.keepalive_s, clean_start=False, session_expiry_s=m.session_expiry_s,
-                          will=offline_will(topics, settings.device_id, "agent"))
+                          will=offline_will(topics, settings.device_id, "agent"), receive_maximum=m.receive_maximum)
 
 
 class AgentService:
@@ -82,7 +87,9 @@ class AgentService:
         self.bridge = MqttBridge(agent_connect_options(settings, self.topics), manual_ack=True,
                                  on_connect=self._on_connect)
         for topic in self.topics.agent_subscriptions(self.device):
-            self.bridge.add_subscription(topic)
+            # Replies are never retained: ask the broker not to replay any on (re)subscribe.
+            own_replies = topic.startswith(self.topics.reply_namespace(self.device) + "/")
+            self.bridge.add_subscription(topic, retain_handling=2 if own_replies else 0)
         self.replies = ReplySender(self.bridge, conn)
         self.directory = DeviceDirectory(self.topics, self.device, paired_devices)
         self.remote = RemoteFileSearch(self.bridge, self.topics, self.device, self.directory)
@@ -90,7 +97,8 @@ class AgentService:
                                       lambda: self.metrics.snapshot(queue_depth=self.queue_depth),
                                       settings.ops.status_interval_s)
         self._low_memory = is_low_memory or (lambda: low_memory(settings.ops.min_available_mb))
-        self._queue: asyncio.Queue[Job] = asyncio.Queue()
+        self._queue: FairQueue[Job] = FairQueue()
+        self.admission = Admission(settings.mqtt, conn, self._queue)
         self._active: set[tuple[str, str]] = set()
         self._running: Job | None = None
         self._stop = asyncio.Event()
@@ -129,6 +137,19 @@ class AgentService:
 
     async def _on_connect(self, session_present: bool) -> None:
         self.status.publish_online()
+        await self.resend_unacknowledged()
+
+    async def resend_unacknowledged(self) -> None:
+        """Re-send stored final events the broker never acknowledged, and recent ones the asker
+        has not acked: a broker that crashed after its PUBACK may have lost them."""
+        rows = {(r.sender, r.request_id): r for r in await rlog.undelivered_requests(self.conn)}
+        for r in await rlog.unacked_requests(self.conn, self.settings.mqtt.resend_window_s):
+            rows.setdefault((r.sender, r.request_id), r)
+        for key, row in rows.items():
+            if row.final_event:
+                self.replies.publish_final(key, Route(row.response_topic, row.correlation), row.final_event)
+        if rows:
+            log.info("re-sent %d answers not yet acknowledged", len(rows))
 
     # -- intake -------------------------------------------------------------------------------
     async def _consume(self) -> None:
@@ -145,6 +166,16 @@ class AgentService:
         if self.remote.on_reply(msg) or self.directory.on_status(msg):
             self.bridge.ack(msg)
             return
+        rt = self.topics.parse_request(msg.topic)
+        if msg.retain and rt is not None:
+            # Live requests arrive unretained; a retained one is a replay at (re)subscribe.
+            self.bridge.ack(msg)
+            log.warning("ignored a retained request on %s", msg.topic)
+            return
+        if rt is not None and rt.kind == "ack" and rt.device == self.device:
+            self.bridge.ack(msg)
+            await self._acked(rt.sender, msg)
+            return
         got = read_request(msg, self.topics, self.device, self.settings.mqtt.max_payload_bytes)
         if isinstance(got, Rejected):
             self.bridge.ack(msg)
@@ -155,14 +186,30 @@ class AgentService:
             payload = await answer_file_search(self.conn, self.device, got.request)  # type: ignore[arg-type]
             self.bridge.publish(got.route.topic, payload, qos=1, correlation=got.route.correlation)
             return
+        refusal = await self.admission.refusal(got)
+        if refusal is not None:
+            self.bridge.ack(msg)
+            self._reject(refusal)
+            return
         await self._accept(msg, got)
+
+    async def _acked(self, sender: str, msg: Message) -> None:
+        """P/<device>/ack/<sender>: the sender has a final event; it is not re-sent any more."""
+        try:
+            ack = AckRequest.model_validate(parse_json(msg.payload, max_bytes=MAX_ACK_BYTES))
+        except (PayloadError, ValueError) as err:
+            log.warning("unreadable ack from %s: %s", sender, err)
+            return
+        if not await rlog.mark_acked(self.conn, sender, ack.request_id):
+            log.info("ack from %s for %s, which has no stored answer", sender, ack.request_id)
 
     def _reject(self, got: Rejected) -> None:
         self.metrics.record_rejection(got.code)
         log.warning("rejected request: %s", got.message,
                     extra={"request_id": got.request_id, "sender": got.sender, "code": got.code})
         if got.route is not None:
-            err = Error(request_id=got.request_id, seq=0, code=got.code, message=got.message)
+            err = Error(request_id=got.request_id, seq=0, code=got.code, message=got.message,
+                        retry_after_s=got.retry_after_s)
             self.bridge.publish(got.route.topic, err.model_dump_json(), qos=1, correlation=got.route.correlation)
 
     async def _accept(self, msg: Message, got: Incoming) -> None:
@@ -181,7 +228,8 @@ class AgentService:
         if kind == "ask" and self._low_memory():
             self.metrics.record_rejection("low_memory")
             await self.replies.finish(key, got.route, lambda seq: Error(
-                request_id=rid, seq=seq, code="busy", message=LOW_MEMORY_MESSAGE))
+                request_id=rid, seq=seq, code="busy", message=LOW_MEMORY_MESSAGE,
+                retry_after_s=self.settings.mqtt.busy_retry_after_s))
             return
         await self._enqueue(Job(key, kind, got.request, got.route, time.monotonic()), announce=True)
 
@@ -195,21 +243,21 @@ class AgentService:
         else:  # logged but not queued here: cannot happen after recover(), handled anyway
             request = REQUEST_MODELS[row.kind].model_validate_json(row.payload)
             self._active.add(key)
-            self._queue.put_nowait(Job(key, row.kind, request, Route(row.response_topic, row.correlation),
-                                       time.monotonic()))
+            self._queue.put_nowait(row.sender, Job(key, row.kind, request, Route(row.response_topic, row.correlation),
+                                                   time.monotonic()))
 
     async def _enqueue(self, job: Job, *, announce: bool) -> None:
-        ahead = self.queue_depth
+        ahead = self._queue.position(job.key[0]) + (1 if self._running else 0)
         self._active.add(job.key)
+        self._queue.put_nowait(job.key[0], job)
         if announce and ahead:
             await self.replies.send(job.key, job.route, lambda seq: Queued(
                 request_id=job.key[1], seq=seq, position=ahead))
-        self._queue.put_nowait(job)
 
     # -- the worker ---------------------------------------------------------------------------
     async def _work(self) -> None:
         while True:
-            job = await self._queue.get()
+            sender, job = await self._queue.get()
             if self._stopping:
                 return  # it stays accepted in the request log and runs after the restart
             self._running = job
@@ -219,6 +267,7 @@ class AgentService:
                 log.exception("request %s/%s failed outside the assistant", *job.key)
             finally:
                 self._running = None
+                self._queue.done(sender)
                 self._active.discard(job.key)
 
     async def _run_job(self, job: Job) -> None:
@@ -256,7 +305,8 @@ class AgentService:
             log.exception("the assistant failed on %s", rid, extra={"request_id": rid})
             why = f"internal error: {type(err).__name__}: {err}"
             make = lambda seq: Error(request_id=rid, seq=seq, code="internal", message=why)  # noqa: E731
-        await self.replies.finish(job.key, job.route, make, seq=min(next(seqs), last_seq))
+        action_id = outcome.pending.id if outcome is not None and outcome.pending is not None else None
+        await self.replies.finish(job.key, job.route, make, seq=min(next(seqs), last_seq), action_id=action_id)
         wall_ms = (time.perf_counter() - started) * 1000
         self.metrics.record_request(outcome or Outcome(harness_id, "error", ""), wall_ms=wall_ms,
                                     queue_wait_ms=queue_wait_ms)
@@ -269,11 +319,8 @@ class AgentService:
 
     # -- recovery and shutdown ----------------------------------------------------------------
     async def recover(self) -> None:
-        """Before connecting: re-send undelivered answers, rerun or settle unfinished requests."""
+        """Before connecting: rerun or settle unfinished requests (answers are re-sent on connect)."""
         pruned = await rlog.prune_requests(self.conn)
-        for row in await rlog.undelivered_requests(self.conn):
-            self.replies.publish_final((row.sender, row.request_id), Route(row.response_topic, row.correlation),
-                                       row.final_event or b"")
         unfinished = await rlog.unfinished_requests(self.conn)
         for row in unfinished:
             key, route = (row.sender, row.request_id), Route(row.response_topic, row.correlation)

@@ -2,6 +2,7 @@
 
   P/<device>/ask/<sender>            a question for <device> from <sender>
   P/<device>/confirm/<sender>        a confirmation of a pending action
+  P/<device>/ack/<sender>            <sender> has the final event of one of its requests
   P/<device>/files/search/<sender>   a file search for <device>'s file peer
   P/<device>/status                  retained presence + metrics; the Last Will says offline
   P/reply/<name>/...                 <name>'s reply namespace: only <name> may read it
@@ -16,7 +17,7 @@ RESERVED_NAMES = frozenset({REPLY})
 """Names that would make topics ambiguous."""
 MAX_TOPIC_CHARS = 256  # a response topic longer than this is refused
 
-RequestKind = Literal["ask", "confirm", "files"]
+RequestKind = Literal["ask", "confirm", "ack", "files"]
 
 
 @dataclass(frozen=True)
@@ -26,7 +27,7 @@ class RequestTopic:
     device: str
     """The device addressed."""
     kind: RequestKind
-    """ask | confirm | files"""
+    """ask | confirm | ack | files"""
     sender: str
     """The sender's name (the broker's ACL makes it the sender's username)."""
 
@@ -44,6 +45,9 @@ class Topics:
     def confirm(self, device: str, sender: str) -> str:
         return f"{self.prefix}/{device}/confirm/{sender}"
 
+    def ack(self, device: str, sender: str) -> str:
+        return f"{self.prefix}/{device}/ack/{sender}"
+
     def files_search(self, device: str, sender: str) -> str:
         return f"{self.prefix}/{device}/files/search/{sender}"
 
@@ -60,8 +64,8 @@ class Topics:
         return "/".join([self.reply_namespace(name), *parts])
 
     def agent_subscriptions(self, device: str) -> list[str]:
-        """What `serve` reads: its asks, confirms and file searches, its reply namespace, everyone's status."""
-        return [self.ask(device, "+"), self.confirm(device, "+"), self.files_search(device, "+"),
+        """What `serve` reads: its asks, confirms, acks and file searches, its reply namespace, everyone's status."""
+        return [self.ask(device, "+"), self.confirm(device, "+"), self.ack(device, "+"), self.files_search(device, "+"),
                 self.reply_namespace(device) + "/#", self.status("+")]
 
     def parse_request(self, topic: str) -> RequestTopic | None:
@@ -70,7 +74,7 @@ class Topics:
         if not topic.startswith(head):
             return None
         parts = topic[len(head):].split("/")
-        if len(parts) == 3 and parts[1] in ("ask", "confirm"):
+        if len(parts) == 3 and parts[1] in ("ask", "confirm", "ack"):
             return RequestTopic(parts[0], parts[1], parts[2])  # type: ignore[arg-type]
         if len(parts) == 4 and parts[1:3] == ["files", "search"]:
             return RequestTopic(parts[0], "files", parts[3])

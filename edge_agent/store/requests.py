@@ -3,8 +3,11 @@
 A row is keyed by (sender, request_id), so a redelivered or resent request finds its row and
 never runs twice. States: accepted -> running -> done. `final_event` holds the exact bytes of
 the answer/needs_confirmation/error event, re-sent verbatim to a duplicate; `delivered` turns
-on when the broker acknowledged that event. After a crash, accepted/running rows are answered
-again (rerun or a clear error) and done-but-undelivered ones are re-sent.
+on when the broker acknowledged that event to a subscriber, `acked` when the asker itself said
+it has it (an ack message). After a crash, accepted/running rows are answered again (rerun or a
+clear error) and done-but-undelivered ones are re-sent; on every reconnect, recent answers the
+asker has not acked are re-sent. A needs_confirmation row keeps its `action_id`: only that
+row's sender may confirm the action.
 
 Every write is one autocommit statement (the connection is opened with isolation_level=None):
 the service's tasks share one connection, and BEGIN..COMMIT spans from two tasks would nest.
@@ -40,7 +43,14 @@ async def requests_001_create(conn: aiosqlite.Connection) -> None:
     await conn.execute("CREATE INDEX requests_open ON requests(state, created_at)")
 
 
-MIGRATIONS = [requests_001_create]
+async def requests_002_asker_ack(conn: aiosqlite.Connection) -> None:
+    await conn.execute("ALTER TABLE requests ADD COLUMN action_id TEXT")
+    await conn.execute("ALTER TABLE requests ADD COLUMN acked INTEGER NOT NULL DEFAULT 0")
+    await conn.execute("CREATE INDEX requests_action ON requests(action_id) WHERE action_id IS NOT NULL")
+    await conn.execute("CREATE INDEX requests_unacked ON requests(finished_at) WHERE acked = 0")
+
+
+MIGRATIONS = [requests_001_create, requests_002_asker_ack]
 
 
 @dataclass(frozen=True)
@@ -68,15 +78,19 @@ class RequestRow:
     final_event: bytes | None
     """The exact final event, once done."""
     delivered: bool
-    """The broker acknowledged the final event."""
+    """The broker acknowledged the final event (PUBACK with a matching subscriber)."""
     created_at: float
     """When it was accepted, epoch seconds."""
+    acked: bool = False
+    """The asker acknowledged the final event itself."""
+    action_id: str | None = None
+    """The pending action its needs_confirmation event offered (only its sender may confirm it)."""
 
 
 def _row(r: aiosqlite.Row) -> RequestRow:
     return RequestRow(r["sender"], r["request_id"], r["kind"], r["payload"], r["response_topic"],
                       r["correlation"], r["state"], r["attempts"], r["next_seq"], r["final_event"],
-                      bool(r["delivered"]), r["created_at"])
+                      bool(r["delivered"]), r["created_at"], bool(r["acked"]), r["action_id"])
 
 
 _KEY = "sender = ? AND request_id = ?"
@@ -130,17 +144,39 @@ async def mark_running(conn: aiosqlite.Connection, sender: str, request_id: str)
     return int(r[0]), int(r[1])
 
 
-async def finish_request(conn: aiosqlite.Connection, sender: str, request_id: str, final_event: bytes) -> bool:
-    """Store the final event; False if the request was already done (the first answer stands)."""
+async def finish_request(conn: aiosqlite.Connection, sender: str, request_id: str, final_event: bytes,
+                         action_id: str | None = None) -> bool:
+    """Store the final event (and the action it offers); False if already done (the first answer stands)."""
     cur = await conn.execute(
-        f"UPDATE requests SET state = ?, final_event = ?, finished_at = ? WHERE {_KEY} AND state != ?",
-        (STATE_DONE, final_event, time.time(), sender, request_id, STATE_DONE))
+        f"UPDATE requests SET state = ?, final_event = ?, finished_at = ?, action_id = ? WHERE {_KEY} AND state != ?",
+        (STATE_DONE, final_event, time.time(), action_id, sender, request_id, STATE_DONE))
     await cur.close()
     return cur.rowcount == 1
 
 
 async def mark_delivered(conn: aiosqlite.Connection, sender: str, request_id: str) -> None:
     await (await conn.execute(f"UPDATE requests SET delivered = 1 WHERE {_KEY}", (sender, request_id))).close()
+
+
+async def mark_acked(conn: aiosqlite.Connection, sender: str, request_id: str) -> bool:
+    """The asker has the final event; False if no such answered request of that sender."""
+    cur = await conn.execute(f"UPDATE requests SET acked = 1, delivered = 1 WHERE {_KEY} AND state = ?",
+                             (sender, request_id, STATE_DONE))
+    await cur.close()
+    return cur.rowcount == 1
+
+
+async def action_owner(conn: aiosqlite.Connection, action_id: str) -> str | None:
+    """The sender whose request was offered this pending action, or None."""
+    r = await fetch_one(conn, "SELECT sender FROM requests WHERE action_id = ?", (action_id,))
+    return r["sender"] if r else None
+
+
+async def unacked_requests(conn: aiosqlite.Connection, within_s: float) -> list[RequestRow]:
+    """Done rows answered during the last within_s seconds whose asker has not acked them."""
+    rows = await fetch_all(conn, "SELECT * FROM requests WHERE acked = 0 AND state = ? AND finished_at >= ?"
+                                 " ORDER BY finished_at", (STATE_DONE, time.time() - within_s))
+    return [_row(r) for r in rows]
 
 
 async def unfinished_requests(conn: aiosqlite.Connection) -> list[RequestRow]:

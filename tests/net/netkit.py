@@ -15,7 +15,7 @@ from edge_agent.harness.outcome import Outcome, PendingAction
 from edge_agent.paths import PROJECT_ROOT
 
 PREFIX = "edge/v1"
-MEMBERS = {"pi": "device", "laptop": "device", "desk": "device", "phone": "client", "alice": "client"}
+MEMBERS = {"pi": "agent", "laptop": "device", "desk": "device", "phone": "client", "alice": "client"}
 """Names paired for every test, with their roles; each one's password is "<name>-secret"."""
 
 

@@ -31,6 +31,7 @@ CASES = [
     (b'{"request_id": "b7", "question": "' + b"a" * 2000 + b'"}', ROUTE, "ask", "too_large", "limit is 1024"),
     (b'{"request_id": "b8", "question": "\xff\xfe"}', ROUTE, "ask", "bad_request", "not valid UTF-8"),
     (b'{"request_id": "b9"}', ROUTE, "confirm", "bad_request", "action_id: Field required"),
+    (b"[" * 1000, ROUTE, "ask", "bad_request", "nests 1000 levels"),
     (GOOD, None, "ask", "no_route", "no response topic"),
     (GOOD, "edge/v1/reply/alice/steal", "ask", "foreign_route", "outside edge/v1/reply/phone/"),
     (GOOD, "edge/v1/reply/phone/#", "ask", "foreign_route", "outside"),

@@ -31,4 +31,6 @@ def test_small_fault_run_loses_nothing_and_runs_nothing_twice():
     assert result["fault_requests"] == 30 and result["requests_answered"] == 30
     assert result["requests_lost"] == 0 and result["duplicates_executed"] == 0
     assert result["executions_missing"] == 0 and result["client_errors"] == 0
+    assert result["answers_undelivered"] == 0
+    assert "broker SIGKILL" in result["faults"] and "agent SIGKILL" in result["faults"]
     assert result["roundtrip_answers"] == 10 and 0 < result["roundtrip_p50_ms"] <= result["roundtrip_p99_ms"]

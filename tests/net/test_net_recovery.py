@@ -14,7 +14,8 @@ from edge_agent.store.db import connect
 R = "edge/v1/reply/phone/"
 
 
-async def _log(conn, rid: str, request, *, runs: int = 0, final: bytes | None = None, delivered: bool = False):
+async def _log(conn, rid: str, request, *, runs: int = 0, final: bytes | None = None, delivered: bool = False,
+               acked: bool = False):
     kind = "ask" if isinstance(request, AskRequest) else "confirm"
     await rlog.record_request(conn, sender="phone", request_id=rid, kind=kind, payload=request.model_dump_json(),
                               response_topic=R + rid, correlation=rid.encode())
@@ -24,6 +25,8 @@ async def _log(conn, rid: str, request, *, runs: int = 0, final: bytes | None = 
         await rlog.finish_request(conn, "phone", rid, final)
         if delivered:
             await rlog.mark_delivered(conn, "phone", rid)
+        if acked:
+            await rlog.mark_acked(conn, "phone", rid)
 
 
 async def test_unfinished_requests_are_rerun_or_settled_and_lost_answers_resent(settings_for, start_agent):
@@ -35,7 +38,11 @@ async def test_unfinished_requests_are_rerun_or_settled_and_lost_answers_resent(
     await _log(conn, "c", AskRequest(request_id="c", question="crashed twice"), runs=2)
     await _log(conn, "k", ConfirmRequest(request_id="k", action_id="act-9"), runs=1)
     await _log(conn, "d", AskRequest(request_id="d", question="answered, not delivered"), runs=1, final=stored)
-    await _log(conn, "e", AskRequest(request_id="e", question="all done"), runs=1, final=stored, delivered=True)
+    await _log(conn, "e", AskRequest(request_id="e", question="all done"), runs=1, final=stored, delivered=True,
+               acked=True)
+    # The broker acknowledged it but the asker never did (a broker crash can lose it after its PUBACK).
+    unacked = dump(Answer(request_id="f", seq=3, text="maybe lost", exit_kind="complete"))
+    await _log(conn, "f", AskRequest(request_id="f", question="delivered?"), runs=1, final=unacked, delivered=True)
     await conn.close()
 
     watcher = MqttBridge(ConnectOptions(settings.mqtt.host, settings.mqtt.port, "phone-w", "phone",
@@ -45,7 +52,7 @@ async def test_unfinished_requests_are_rerun_or_settled_and_lost_answers_resent(
     asker = FakeAsker(pills=())
     await start_agent(asker, settings)
     finals: dict[str, tuple] = {}
-    while len(finals) < 5:
+    while len(finals) < 6:
         msg = await watcher.next_message(10)
         event = REPLY_EVENT.validate_json(msg.payload)
         assert msg.correlation == msg.topic.rsplit("/", 1)[1].encode()
@@ -59,6 +66,7 @@ async def test_unfinished_requests_are_rerun_or_settled_and_lost_answers_resent(
     assert finals["c"][0].code == "interrupted" and "2 times" in finals["c"][0].message
     assert finals["k"][0].code == "interrupted" and "confirmation" in finals["k"][0].message
     assert finals["d"][1] == stored  # re-sent byte for byte
+    assert finals["f"][1] == unacked
     assert "e" not in finals
     assert asker.calls == ["phone.a", "phone.b.r2"] and asker.confirms == []
     await asyncio.sleep(0.2)  # delivered-marks follow the PUBACKs
