@@ -1,4 +1,4 @@
-"""The agent service: MQTT requests in, a durable FIFO of questions, reply events out.
+"""The agent service: MQTT requests in, a durable queue of questions (askers in turn), reply events out.
 
 Per message, in arrival order: validate (intake) -> check the bounds (queue, per asker; a
 confirm only for the asker's own action) -> write the request log -> PUBACK -> accepted (+
@@ -28,8 +28,8 @@ from edge_agent.net.admission import Admission
 from edge_agent.net.events import AckRequest, Accepted, AskRequest, Error, Pill, Queued
 from edge_agent.net.fairqueue import FairQueue
 from edge_agent.net.intake import REQUEST_MODELS, Incoming, Rejected, Route, read_request
-from edge_agent.net.payload import PayloadError, parse_json
 from edge_agent.net.mqtt_types import ConnectOptions, Message
+from edge_agent.net.payload import PayloadError, parse_json
 from edge_agent.net.presence import DeviceDirectory, StatusPublisher, offline_will
 from edge_agent.net.remote_files import RemoteFileSearch, answer_file_search
 from edge_agent.net.replies import ReplySender, outcome_event
