@@ -47,6 +47,7 @@ GUARD_FACTOR = 1.5  # the service's own deadline = harness deadline x this + GUA
 GUARD_SLACK_S = 10.0
 ACCEPTED_SEQ = 0  # the request log numbers a new request's events from 1
 MAX_ACK_BYTES = 512  # {"request_id": ...} needs far less
+RESEND_UNDELIVERED_S = 24 * 3600  # an answer nobody subscribed to is re-sent on reconnects this long
 
 
 @dataclass
@@ -142,7 +143,8 @@ class AgentService:
     async def resend_unacknowledged(self) -> None:
         """Re-send stored final events the broker never acknowledged, and recent ones the asker
         has not acked: a broker that crashed after its PUBACK may have lost them."""
-        rows = {(r.sender, r.request_id): r for r in await rlog.undelivered_requests(self.conn)}
+        undelivered = await rlog.undelivered_requests(self.conn, RESEND_UNDELIVERED_S)
+        rows = {(r.sender, r.request_id): r for r in undelivered}
         for r in await rlog.unacked_requests(self.conn, self.settings.mqtt.resend_window_s):
             rows.setdefault((r.sender, r.request_id), r)
         for key, row in rows.items():
