@@ -6,6 +6,7 @@ pills, watchdog pings). Every prompt is tokenized and counted before generation.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import logging
 import threading
@@ -29,6 +30,39 @@ GGUF_MAGIC = b"GGUF"
 FREE_TEXT_REPEAT_PENALTY = 1.1  # small base models loop without it
 
 
+def cpu_advertises_amx() -> bool:
+    """Whether the CPU reports Intel AMX tiles. llama.cpp then routes quantized matmuls through its
+    AMX buffer type, which segfaults in llama_decode on VMs that advertise AMX without granting its
+    state (reproduced on this project's Firecracker dev machines with llama-cpp-python 0.3.36)."""
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8", errors="ignore") as fh:
+            return any(line.startswith("flags") and " amx_tile" in line for line in fh)
+    except OSError:
+        return False
+
+
+@contextlib.contextmanager
+def _model_params(use_extra_bufts: bool):
+    """llama-cpp-python's Llama() does not expose use_extra_bufts; patch the defaults it reads."""
+    import llama_cpp.llama as llama_mod
+
+    original = llama_mod.llama_cpp.llama_model_default_params
+    if use_extra_bufts:
+        yield
+        return
+
+    def params():
+        out = original()
+        out.use_extra_bufts = False
+        return out
+
+    llama_mod.llama_cpp.llama_model_default_params = params
+    try:
+        yield
+    finally:
+        llama_mod.llama_cpp.llama_model_default_params = original
+
+
 def _check_model_file(path: Path) -> None:
     if not path.exists():
         raise ModelLoadError(f"model file not found: {path}")
@@ -48,7 +82,8 @@ class LlamaCppModel:
 
     def __init__(self, path: Path, *, n_ctx: int = 4096, n_threads: int | None = None,
                  n_batch: int = 256, keep_sessions: bool = True, window: int = 4096,
-                 lock: GenerationLock | None = None, seed: int = 0, fast_grammar: bool = True):
+                 lock: GenerationLock | None = None, seed: int = 0, fast_grammar: bool = True,
+                 extra_buffers: bool | None = None):
         from llama_cpp import Llama  # imported here so tests of other parts never load it
 
         path = Path(path)
@@ -60,10 +95,14 @@ class LlamaCppModel:
                                       n_threads=n_threads, seed=seed, verbose=False, logits_all=False)
         # Sliding-window models (Gemma 3) keep only the window's KV cells by default, which makes
         # reusing an earlier prefix silently wrong; a full-size SWA cache keeps reuse exact.
+        # Extra (repacking) buffer types stay on except where they include the AMX path (see above).
+        use_extra = (not cpu_advertises_amx()) if extra_buffers is None else extra_buffers
         try:
-            self._llm = Llama(**kwargs, swa_full=True)
-        except TypeError:
-            self._llm = Llama(**kwargs)
+            with _model_params(use_extra):
+                try:
+                    self._llm = Llama(**kwargs, swa_full=True)
+                except TypeError:
+                    self._llm = Llama(**kwargs)
         except ValueError as err:
             raise ModelLoadError(f"llama.cpp could not load {path}: {err}") from err
         except Exception as err:  # llama.cpp reports a corrupt file as a bare failure
