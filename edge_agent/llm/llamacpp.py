@@ -17,7 +17,8 @@ from typing import Any, Sequence, TypeVar
 from pydantic import BaseModel, ValidationError
 
 from edge_agent.llm.grammar_decode import GrammarDecoder, prefill
-from edge_agent.llm.base import ChatMessage, Completion, ModelError, ModelLoadError, Structured, Usage
+from edge_agent.llm.base import (ChatMessage, Completion, ModelError, ModelLoadError, Structured,  # noqa: F401
+                                 StructuredOutputError, Usage)
 from edge_agent.llm.lock import GenerationLock
 from edge_agent.llm.sessions import SessionKeeper
 from edge_agent.llm.templates import PLAIN_STOPS, JinjaChatTemplate, render_plain
@@ -304,14 +305,3 @@ def grammar_ready(node: Any) -> Any:
         if lo is not None and hi is not None and 0 <= hi - lo < MAX_ENUM_INT_RANGE:
             out = {"enum": list(range(int(lo), int(hi) + 1))}
     return out
-
-
-class StructuredOutputError(ModelError):
-    """The constrained output did not validate (usually cut off at max_tokens)."""
-
-    def __init__(self, raw: str, finish_reason: str, detail: str, usage: Usage | None = None):
-        self.raw = raw
-        self.finish_reason = finish_reason
-        self.usage = usage
-        """What the failed generation cost (it ran; its output did not validate)."""
-        super().__init__(f"structured output invalid (finish={finish_reason}): {detail[:200]}; raw={raw[:200]!r}")
