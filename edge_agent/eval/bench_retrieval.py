@@ -1,10 +1,16 @@
-"""Retrieval quality of the real tools on the sample world: recall@3 over world/retrieval.jsonl.
+"""Retrieval quality of the real tools on the sample world, over world/retrieval.jsonl.
 
-Each row is {"tool", "args", "expect"}: the tool runs once with exactly those arguments, and the
-row counts as found when `expect` (case-insensitive) is part of the key of one of the top three
-items: a note's title, a memory entry's text, a file's name, an event's title. By default the
-world is loaded into a fresh temporary database, so the figure depends only on the code and the
-world folder.
+Each row is {"tool", "args", "expect"?, "weak"?, "passage"?}: the tool runs once with exactly
+those arguments.
+- `expect`: the row counts as found when it (case-insensitive) is part of the key of one of the
+  top three items: a note's title, a memory entry's text, a file's name, an event's title
+  (recall_at_3). The result must not come back weak (false_weak_rate).
+- `weak: true`: a distractor, nothing in the data answers it; the result must come back `weak`
+  or empty (weak_precision).
+- `passage`: text that must reach the answer: for find_file, in the attached best hit's excerpt
+  (passage_hit_rate).
+By default the world is loaded into a fresh temporary database, so the figures depend only on
+the code and the world folder.
 """
 from __future__ import annotations
 
@@ -17,7 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from edge_agent.ingest.jsonl import explain, read_lines
 from edge_agent.paths import WORLD_DIR
@@ -36,8 +42,20 @@ class RetrievalRow(BaseModel):
     """Tool name."""
     args: dict[str, Any] = Field(default_factory=dict)
     """The exact arguments to call it with."""
-    expect: str = Field(min_length=1)
+    expect: str | None = Field(None, min_length=1)
     """Case-insensitive substring of the expected item's key."""
+    weak: bool = False
+    """A distractor: the data does not answer it, so the result must be weak or empty."""
+    passage: str | None = Field(None, min_length=1)
+    """Case-insensitive text that must be in what reaches the answer (the attached file's excerpt)."""
+
+    @model_validator(mode="after")
+    def _one_purpose(self) -> "RetrievalRow":
+        if self.weak == (self.expect is not None):
+            raise ValueError("a row has either `expect` or `weak: true`")
+        if self.passage is not None and self.expect is None:
+            raise ValueError("`passage` needs `expect`")
+        return self
 
 
 @dataclass(frozen=True)
@@ -52,6 +70,10 @@ class RowResult:
     """Keys of the items returned, best first."""
     ms: float
     """Tool run time, milliseconds."""
+    kind: str = "ok"
+    """ok | weak | empty: the result kind the harness would report."""
+    answer_text: str = ""
+    """What reaches the answer from this result (the attached file's excerpt)."""
 
 
 def load_table(path: Path) -> list[RetrievalRow]:
@@ -92,29 +114,56 @@ async def evaluate_rows(store, rows: list[RetrievalRow], timezone: str | None, n
         result = await tools[row.tool](row.args, ctx)
         ms = (time.perf_counter() - began) * 1000
         keys = item_keys(result.channel, result.payload)
-        want = row.expect.casefold()
-        rank = next((i for i, key in enumerate(keys, 1) if want in key.casefold()), None)
-        out.append(RowResult(row, rank, keys[:TOP_K], ms))
+        want = (row.expect or "").casefold()
+        rank = next((i for i, key in enumerate(keys, 1) if want in key.casefold()), None) if want else None
+        out.append(RowResult(row, rank, keys[:TOP_K], ms, result.kind, answer_text(result.channel, result.payload)))
     return out
 
 
+def answer_text(channel: str, payload: Any) -> str:
+    """The text of a result that synthesis would read: the attached file's passages."""
+    if channel == "files":
+        best = (payload or {}).get("best") or {}
+        return str(best.get("excerpt") or "")
+    return json.dumps(payload, ensure_ascii=False)
+
+
+def _rate(hits: int, total: int) -> float | None:
+    return round(hits / total, 4) if total else None
+
+
 def summarise(results: list[RowResult]) -> dict:
-    n = len(results) or 1
+    found_rows = [r for r in results if r.row.expect is not None]
+    weak_rows = [r for r in results if r.row.weak]
+    passage_rows = [r for r in found_rows if r.row.passage]
+    n = len(found_rows) or 1
     by_tool: dict[str, list[RowResult]] = {}
-    for r in results:
+    for r in found_rows:
         by_tool.setdefault(r.row.tool, []).append(r)
     times = sorted(r.ms for r in results) or [0.0]
+    in_top = lambda r: r.rank is not None and r.rank <= TOP_K  # noqa: E731
+    passage_hit = lambda r: r.row.passage.casefold() in r.answer_text.casefold()  # noqa: E731
     return {
         "rows": len(results),
-        "recall_at_1": round(sum(r.rank == 1 for r in results) / n, 4),
-        "recall_at_3": round(sum(r.rank is not None and r.rank <= TOP_K for r in results) / n, 4),
-        "mrr": round(sum(1 / r.rank for r in results if r.rank) / n, 4),
-        "recall_at_3_by_tool": {tool: round(sum(r.rank is not None and r.rank <= TOP_K for r in rs) / len(rs), 4)
+        "recall_rows": len(found_rows),
+        "recall_at_1": round(sum(r.rank == 1 for r in found_rows) / n, 4),
+        "recall_at_3": round(sum(in_top(r) for r in found_rows) / n, 4),
+        "mrr": round(sum(1 / r.rank for r in found_rows if r.rank) / n, 4),
+        "recall_at_3_by_tool": {tool: round(sum(in_top(r) for r in rs) / len(rs), 4)
                                 for tool, rs in sorted(by_tool.items())},
+        "weak_rows": len(weak_rows),
+        "weak_precision": _rate(sum(r.kind in ("weak", "empty") for r in weak_rows), len(weak_rows)),
+        "false_weak_rate": _rate(sum(r.kind != "ok" for r in found_rows), len(found_rows)),
+        "passage_rows": len(passage_rows),
+        "passage_hit_rate": _rate(sum(passage_hit(r) for r in passage_rows), len(passage_rows)),
         "tool_ms_mean": round(statistics.fmean(times), 2),
         "tool_ms_p95": round(times[min(len(times) - 1, int(0.95 * len(times)))], 2),
         "misses": [f"{r.row.tool} {json.dumps(r.row.args, ensure_ascii=False)} expected {r.row.expect!r}, "
-                   f"top {TOP_K}: {r.keys}" for r in results if r.rank is None or r.rank > TOP_K],
+                   f"top {TOP_K}: {r.keys} ({r.kind})" for r in found_rows if not in_top(r) or r.kind != "ok"],
+        "weak_misses": [f"{r.row.tool} {json.dumps(r.row.args, ensure_ascii=False)} came back {r.kind}: {r.keys}"
+                        for r in weak_rows if r.kind not in ("weak", "empty")],
+        "passage_misses": [f"{r.row.tool} {json.dumps(r.row.args, ensure_ascii=False)}: {r.row.passage!r} not in "
+                           f"{r.answer_text[:120]!r}" for r in passage_rows if not passage_hit(r)],
     }
 
 

@@ -15,12 +15,13 @@ import logging
 import re
 import time
 from dataclasses import dataclass, field
-from datetime import date, timedelta
+from datetime import date
 from typing import Any
 
 from edge_agent.harness import prompts
 from edge_agent.harness.channels import SideChannels
 from edge_agent.harness.turn import TurnContext
+from edge_agent.tools import dates
 
 log = logging.getLogger(__name__)
 
@@ -30,7 +31,6 @@ DETERMINISTIC_ITEMS = 3  # entries listed when answering without a generation
 NUMBER_RE = re.compile(r"\d+")
 EMAIL_RE = re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+")
 PROMPT_MARKERS = ("Facts:", "Question:", "### ")  # the synthesis prompt echoed back
-WEEKDAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
 
 
 @dataclass(frozen=True)
@@ -127,30 +127,17 @@ def _event_line(e: dict[str, Any]) -> str:
 
 
 def date_answer(payload: dict[str, Any], question: str) -> str:
-    """Today's date, plus any relative period or weekday the question names (no generation).
+    """Today's date, plus every date phrase the question names, resolved by the one date resolver.
 
-    Weekdays resolve within current_date's weeks (Monday to Sunday): "Saturday" or "this
-    Saturday" is this week's, "next Saturday" next week's, "last Saturday" last week's.
+    A phrase the resolver cannot work out is said so, never guessed (see edge_agent/tools/dates.py).
     """
     text = f"Today is {payload.get('weekday')}, {payload.get('today')}."
-    q = question.lower()
-    ranges = payload.get("ranges") or {}
-    for key, span in ranges.items():
-        label = key.replace("_", " ")
-        if label != "today" and label in q and isinstance(span, (list, tuple)) and len(span) == 2:
-            text += (f" {label.capitalize()} is {span[0]}." if span[0] == span[1]
-                     else f" {label.capitalize()} runs from {span[0]} to {span[1]}.")
-    for index, day in enumerate(WEEKDAYS):
-        match = re.search(rf"\b(?:(this|next|last)\s+)?{day}\b", q)
-        if not match:
-            continue
-        week = {"next": "next_week", "last": "last_week"}.get(match.group(1) or "", "this_week")
-        try:
-            monday = date.fromisoformat(ranges[week][0])
-        except (KeyError, IndexError, TypeError, ValueError):
-            continue
-        text += f" {match.group(0).strip().capitalize()} is {(monday + timedelta(days=index)).isoformat()}."
-    return text
+    try:
+        today = date.fromisoformat(str(payload.get("today")))
+    except ValueError:
+        return text
+    extra = dates.describe(question, today)
+    return f"{text} {extra}" if extra else text
 
 
 async def synthesize(turn: TurnContext, *, l2_text: str | None = None, no_tools: bool = False) -> Answer:

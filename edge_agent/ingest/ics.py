@@ -89,8 +89,10 @@ def _dates(component, prop: str, zone_name: str, all_day: bool) -> tuple:
     out = []
     for group in values if isinstance(values, list) else [values]:
         for item in getattr(group, "dts", []):
-            if isinstance(item.dt, (date, datetime)):  # RDATE periods are rare; skip them
-                out.append(_wall(item.dt, zone_name, all_day))
+            # An RDATE period counts by its start; the instance keeps the event's own length.
+            when = item.dt[0] if isinstance(item.dt, tuple) else item.dt
+            if isinstance(when, (date, datetime)):
+                out.append(_wall(when, zone_name, all_day))
     return tuple(out)
 
 
@@ -101,7 +103,7 @@ def _rrule(component, zone_name: str, all_day: bool) -> str:
     if isinstance(rule, list):
         raise EventError("more than one RRULE")
     rule = vRecur(dict(rule))
-    if "UNTIL" in rule:  # keep UNTIL in the same wall-clock terms as DTSTART for dateutil
+    if "UNTIL" in rule:  # stored in the same wall-clock terms as DTSTART (see recurrence.to_vevent)
         until = rule["UNTIL"][0]
         if not all_day and not isinstance(until, datetime):
             until = datetime.combine(until, time(23, 59, 59))

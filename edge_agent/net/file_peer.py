@@ -1,10 +1,12 @@
 """`edge-agent files serve`: a device without a model answers file searches over MQTT.
 
 It indexes its folders into its own SQLite file (<data_dir>/file-peer-<device>.db; only new or
-changed files are read again, every REINDEX_INTERVAL_S), publishes its retained status and
-answers <prefix>/<device>/files/search/<sender> with hits and excerpts. Its session is not
-persistent: a search that finds it offline is answered by nobody, which the agent reports as
-"unreachable" instead of waiting.
+changed files are read again, every REINDEX_INTERVAL_S, walking and reading in worker threads so
+a search is never held up), publishes its retained status and answers
+<prefix>/<device>/files/search/<sender> with hits and their best passages. Only files whose real
+path is inside its roots are indexed or served (store.files checks at both times). Its session
+is not persistent: a search that finds it offline is answered by nobody, which the agent
+reports as "unreachable" instead of waiting.
 """
 from __future__ import annotations
 
@@ -28,6 +30,7 @@ from edge_agent.net.topics import Topics
 from edge_agent.ops import sdnotify
 from edge_agent.store.db import connect
 from edge_agent.store.files import index_paths
+from edge_agent.store.synonyms import use_user_synonyms
 
 log = logging.getLogger(__name__)
 
@@ -116,6 +119,7 @@ class FilePeer:
 
 
 async def _serve(settings: Settings, device: str, roots: list[Path]) -> int:
+    use_user_synonyms(settings.data_dir)  # the same words find the same files here as on the agent
     conn = await connect(peer_db_path(settings, device))
     try:
         peer = FilePeer(settings, conn, device, roots)

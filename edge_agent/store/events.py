@@ -1,4 +1,4 @@
-"""The calendar: master events with their RRULE, expanded for the asked range at query time."""
+"""The calendar: master events with their RRULE and overrides, expanded for the asked range at query time."""
 from __future__ import annotations
 
 import logging
@@ -7,8 +7,8 @@ from datetime import date, datetime, time, timedelta, timezone, tzinfo
 
 import aiosqlite
 
-from edge_agent.store.recurrence import (MAX_EXPANDED, EventRecord, Occurrence, as_naive, decode_list,
-                                         decode_when, encode_list, encode_when, event_zone, expand, instance_starts,
+from edge_agent.store.recurrence import (EXPANSION_ERRORS, EventRecord, Occurrence, as_naive, decode_list,
+                                         decode_when, encode_list, encode_when, event_zone, expand, last_start,
                                          validate)
 from edge_agent.store.sql import fetch_all, fetch_one, transaction
 
@@ -47,15 +47,10 @@ def _span(record: EventRecord) -> tuple[str, str]:
     zone = event_zone(record, timezone.utc)  # floating events: UTC plus slack is close enough
     first = as_naive(record.start)
     duration = as_naive(record.end) - first
-    last_start = first
-    if record.rrule:
-        if "COUNT=" not in record.rrule.upper() and "UNTIL=" not in record.rrule.upper():
-            return _utc(first - SPAN_SLACK, zone), OPEN_END
-        starts = instance_starts(record, first, datetime.max - timedelta(days=400))
-        if len(starts) >= MAX_EXPANDED:  # too long to walk: treat as open-ended
-            return _utc(first - SPAN_SLACK, zone), OPEN_END
-        last_start = max([*starts, *(as_naive(d) for d in record.rdates)], default=first)
-    return _utc(first - SPAN_SLACK, zone), _utc(last_start + duration + SPAN_SLACK, zone)
+    last = last_start(record)
+    if last is None:  # no COUNT or UNTIL, or too long to walk: open-ended
+        return _utc(first - SPAN_SLACK, zone), OPEN_END
+    return _utc(first - SPAN_SLACK, zone), _utc(last + duration + SPAN_SLACK, zone)
 
 
 def _record(row: aiosqlite.Row) -> EventRecord:
@@ -104,22 +99,20 @@ class CalendarRepo:
             raise ValueError(f"range ends ({last_day}) before it starts ({first_day})")
         range_start = datetime.combine(first_day, time(), zone)
         range_end = datetime.combine(last_day + timedelta(days=1), time(), zone)
+        # Every record of a UID with one record near the range: an override moved out of the range
+        # still replaces its original instance, and one moved into it still needs its master.
         rows = await fetch_all(
-            self.conn, "SELECT * FROM calendar_events WHERE span_start < ? AND span_end > ?",
+            self.conn, "SELECT * FROM calendar_events WHERE uid IN (SELECT uid FROM calendar_events"
+                       " WHERE span_start < ? AND span_end > ?) ORDER BY uid, recurrence_id",
             (range_end.astimezone(timezone.utc).isoformat(), range_start.astimezone(timezone.utc).isoformat()))
-        records = [_record(r) for r in rows]
-        # An override moved out of the range still removes its original instance from the range.
-        overrides = await fetch_all(self.conn, "SELECT uid, recurrence_id, all_day FROM calendar_events"
-                                               " WHERE recurrence_id != ''")
-        replaced: dict[str, set[datetime]] = defaultdict(set)
-        for row in overrides:
-            replaced[row["uid"]].add(as_naive(decode_when(row["recurrence_id"], bool(row["all_day"]))))
+        groups: dict[str, list[EventRecord]] = defaultdict(list)
+        for row in rows:
+            groups[row["uid"]].append(_record(row))
         out: list[Occurrence] = []
-        for rec in records:
-            skip = replaced[rec.uid] if rec.recurrence_id is None else set()
+        for uid, records in groups.items():
             try:
-                out.extend(expand(rec, skip, range_start, range_end, zone))
-            except (ValueError, TypeError) as err:  # one bad stored rule must not hide the rest
-                log.warning("calendar event %s could not be expanded: %s", rec.uid, err)
+                out.extend(expand(records, range_start, range_end, zone))
+            except EXPANSION_ERRORS as err:  # one bad stored event must not hide the rest
+                log.warning("calendar event %s could not be expanded: %s", uid, err)
         out.sort(key=lambda o: (o.sort_key(zone), o.title))
         return out

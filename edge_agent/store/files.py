@@ -1,7 +1,9 @@
 """The file index: the user's files on each device, searchable by name, folders, kind and text.
 
 `search_files` and `index_paths` are pure functions of a connection so the file peer on another
-device can serve the same search over MQTT.
+device can serve the same search over MQTT. Texts are split into passages (store.passages) so a
+hit brings its best ones. Only files whose real path is inside a root are indexed, and a row is
+served only while that still holds. Walking, stat and extraction run in worker threads.
 """
 from __future__ import annotations
 

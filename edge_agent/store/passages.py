@@ -81,8 +81,10 @@ def split_passages(text: str) -> list[str]:
     for block in _blocks(text):
         heading = bool(_HEADING.match(block.splitlines()[0].strip()))
         for piece in _cut(block, PASSAGE_MAX_CHARS) if len(block) > PASSAGE_MAX_CHARS else [block]:
+            room = PASSAGE_TARGET_CHARS if len(current) >= PASSAGE_MIN_CHARS else PASSAGE_MAX_CHARS
             starts_section = heading and len(current) >= PASSAGE_MIN_CHARS
-            if current and (starts_section or len(current) + 2 + len(piece) > PASSAGE_TARGET_CHARS):
+            # A short start (a lone title) joins what follows rather than standing alone.
+            if current and (starts_section or len(current) + 1 + len(piece) > room):
                 out.append(current)
                 current = piece
             else:

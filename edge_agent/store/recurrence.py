@@ -1,22 +1,32 @@
-"""Expanding stored calendar events into the occurrences that overlap a range (dateutil rrule).
+"""Expanding stored calendar events into the occurrences that overlap a range (recurring-ical-events).
 
-Times are kept as naive wall-clock times in the event's own zone and expanded there, so a weekly
-09:00 meeting stays at 09:00 across a DST change (RFC 5545 semantics); each occurrence is then
-made aware and shown in the device's zone. All-day events are dates and stay dates.
+A stored record (a master with its RRULE/RDATE/EXDATE, or an override of one instance) is turned
+back into a VEVENT; the records sharing a UID form one small calendar that recurring-ical-events
+expands, so overrides (RECURRENCE-ID), EXDATE, RDATE and zones follow RFC 5545 as that library
+implements it rather than a hand-written copy. Times are stored as naive wall-clock times in the
+event's own zone, so a weekly 09:00 meeting stays at 09:00 across a DST change; each occurrence is
+then shown in the device's zone. Floating events are taken in the device's zone. All-day events
+are dates and stay dates.
 """
 from __future__ import annotations
 
+import functools
 import json
 import logging
 from dataclasses import dataclass
 from datetime import date, datetime, time, timedelta, tzinfo
+from itertools import islice
 from zoneinfo import ZoneInfo
 
-from dateutil.rrule import rruleset, rrulestr
+import recurring_ical_events
+from icalendar import Calendar, Event, vRecur
 
 log = logging.getLogger(__name__)
 
-MAX_EXPANDED = 5000  # occurrences one event may produce inside one range (a daily rule over years)
+QUERY_CACHE_SIZE = 512  # UID groups whose parsed series are kept between queries (each a few KB)
+MAX_EXPANDED = 5000  # instances walked to find where a finite rule ends (longer: treated as open-ended)
+EXPANSION_ERRORS = (ValueError, TypeError, KeyError, OverflowError, recurring_ical_events.InvalidCalendar)
+"""What a stored event that cannot be expanded raises (bad rule, zone or dates)."""
 
 
 @dataclass(frozen=True)
@@ -107,23 +117,68 @@ def as_naive(value: datetime | date) -> datetime:
     return value if isinstance(value, datetime) else datetime.combine(value, time())
 
 
-def instance_starts(record: EventRecord, lo: datetime, hi: datetime) -> list[datetime]:
-    """Naive wall-clock starts of `record` in [lo, hi] (both naive in the event's zone)."""
+def _aware(value: datetime | date, zone: tzinfo) -> datetime | date:
+    return value if not isinstance(value, datetime) else value.replace(tzinfo=zone)
+
+
+def to_vevent(record: EventRecord, device_zone: tzinfo) -> Event:
+    """The record as a VEVENT again, its wall-clock times in its own zone (floating: the device's)."""
+    zone = event_zone(record, device_zone)
+    event = Event()
+    event.add("uid", record.uid)
+    event.add("summary", record.title)
+    event.add("dtstart", _aware(record.start, zone))
+    event.add("dtend", _aware(record.end, zone))
+    if record.rrule:
+        rule = vRecur.from_ical(record.rrule)
+        if "UNTIL" in rule and isinstance(rule["UNTIL"][0], datetime):  # stored as wall-clock time
+            rule["UNTIL"] = [_aware(rule["UNTIL"][0], zone)]
+        event.add("rrule", rule)
+    if record.rdates:
+        event.add("rdate", [_aware(d, zone) for d in record.rdates])
+    if record.exdates:
+        event.add("exdate", [_aware(d, zone) for d in record.exdates])
+    if record.recurrence_id is not None:
+        event.add("recurrence-id", _aware(record.recurrence_id, zone))
+    if record.cancelled:
+        event.add("status", "CANCELLED")
+    if record.location:
+        event.add("location", record.location)
+    if record.notes:
+        event.add("description", record.notes)
+    return event
+
+
+def _calendar(records: tuple[EventRecord, ...] | list[EventRecord], device_zone: tzinfo) -> Calendar:
+    calendar = Calendar()
+    for record in records:
+        calendar.add_component(to_vevent(record, device_zone))
+    return calendar
+
+
+@functools.lru_cache(maxsize=QUERY_CACHE_SIZE)
+def _query(records: tuple[EventRecord, ...], device_zone: tzinfo) -> recurring_ical_events.CalendarQuery:
+    """The expansion query of one UID's records; keyed by their stored values, so an edit is a new entry.
+
+    Building the VEVENTs and parsing their rules is about a third of a month's query time;
+    the calendar changes rarely and the same records are asked about again and again.
+    """
+    return recurring_ical_events.of(_calendar(records, device_zone))
+
+
+def last_start(record: EventRecord) -> datetime | None:
+    """Naive wall-clock start of the record's last instance; None when it never ends (or is too long to walk)."""
     first = as_naive(record.start)
     if not record.rrule:
-        return [first] if lo <= first <= hi else []
-    rules = rruleset()
-    rules.rrule(rrulestr(record.rrule, dtstart=first, ignoretz=True))
-    for extra in record.rdates:
-        rules.rdate(as_naive(extra))
-    for gone in record.exdates:
-        rules.exdate(as_naive(gone))
-    out = []
-    for start in rules.xafter(lo, inc=True):
-        if start > hi or len(out) >= MAX_EXPANDED:
-            break
-        out.append(start)
-    return out
+        return max([first, *(as_naive(d) for d in record.rdates)])
+    if "COUNT=" not in record.rrule.upper() and "UNTIL=" not in record.rrule.upper():
+        return None
+    zone = event_zone(record, ZoneInfo("UTC"))
+    query = recurring_ical_events.of(_calendar([record], zone))
+    starts = [as_naive(e.decoded("DTSTART")) for e in islice(query.after(_aware(first, zone)), MAX_EXPANDED + 1)]
+    if len(starts) > MAX_EXPANDED:
+        return None
+    return max([first, *(s.replace(tzinfo=None) for s in starts)])
 
 
 def validate(record: EventRecord) -> None:
@@ -136,44 +191,45 @@ def validate(record: EventRecord) -> None:
     if as_naive(record.end) < as_naive(record.start):
         raise ValueError("event ends before it starts")
     if record.rrule:
+        zone = event_zone(record, ZoneInfo("UTC"))
         try:
-            first = as_naive(record.start)
-            instance_starts(record, first, first + timedelta(days=1))
-        except (ValueError, TypeError) as err:
+            first = _aware(as_naive(record.start), zone)
+            recurring_ical_events.of(_calendar([record], zone)).between(first, first + timedelta(days=1))
+        except EXPANSION_ERRORS as err:
             raise ValueError(f"bad RRULE {record.rrule!r}: {err}") from err
 
 
-def expand(record: EventRecord, skip: set[datetime], range_start: datetime, range_end: datetime,
-           device_zone: tzinfo) -> list[Occurrence]:
-    """Occurrences of `record` overlapping [range_start, range_end) (aware, device zone).
+def _occurrence(event: Event, all_day: bool, device_zone: tzinfo) -> Occurrence:
+    start, end = event.decoded("DTSTART"), event.decoded("DTEND")
+    text = {k: str(event.get(k, "")) for k in ("UID", "SUMMARY", "LOCATION", "DESCRIPTION")}
+    if all_day:
+        first_day = start if not isinstance(start, datetime) else start.date()
+        end_day = end if not isinstance(end, datetime) else end.date()
+        return Occurrence(text["UID"], text["SUMMARY"], first_day, max(first_day, end_day - timedelta(days=1)), True,
+                          text["LOCATION"], text["DESCRIPTION"])
+    return Occurrence(text["UID"], text["SUMMARY"], start.astimezone(device_zone), end.astimezone(device_zone), False,
+                      text["LOCATION"], text["DESCRIPTION"])
 
-    `skip` holds naive wall-clock instance starts replaced by overrides.
+
+def expand(records: list[EventRecord], range_start: datetime, range_end: datetime,
+           device_zone: tzinfo) -> list[Occurrence]:
+    """Occurrences of one UID's records (master and overrides) overlapping [range_start, range_end).
+
+    An override replaces the instance its RECURRENCE-ID names even when it has moved out of the
+    range; a cancelled override removes it.
     """
-    if record.cancelled:
-        return []
-    zone = event_zone(record, device_zone)
-    duration = as_naive(record.end) - as_naive(record.start)
-    if record.all_day:
-        lo = datetime.combine(range_start.astimezone(device_zone).date(), time()) - duration
-        hi = datetime.combine(range_end.astimezone(device_zone).date(), time())
-    else:
-        lo = range_start.astimezone(zone).replace(tzinfo=None) - duration
-        hi = range_end.astimezone(zone).replace(tzinfo=None)
+    query = _query(tuple(records), device_zone)
+    first_day, end_day = range_start.astimezone(device_zone).date(), range_end.astimezone(device_zone).date()
     out = []
-    for start in instance_starts(record, lo, hi):
-        if start in skip:
+    for event in query.between(range_start, range_end):
+        if str(event.get("STATUS", "")).upper() == "CANCELLED":
             continue
-        end = start + duration
-        if record.all_day:
-            first_day, end_day = start.date(), end.date()
-            last_day = max(first_day, end_day - timedelta(days=1))
-            if end_day <= range_start.date() and first_day < range_start.date() or first_day >= range_end.date():
+        all_day = not isinstance(event.decoded("DTSTART"), datetime)
+        if all_day:  # whole days in the device's zone, whatever the library makes of dates beside times
+            occ = _occurrence(event, True, device_zone)
+            if occ.end < first_day or occ.start >= end_day:
                 continue
-            out.append(Occurrence(record.uid, record.title, first_day, last_day, True, record.location, record.notes))
+            out.append(occ)
             continue
-        aware_start = start.replace(tzinfo=zone).astimezone(device_zone)
-        aware_end = end.replace(tzinfo=zone).astimezone(device_zone)
-        if aware_end <= range_start and aware_start < range_start or aware_start >= range_end:
-            continue
-        out.append(Occurrence(record.uid, record.title, aware_start, aware_end, False, record.location, record.notes))
+        out.append(_occurrence(event, False, device_zone))
     return out

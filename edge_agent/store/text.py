@@ -23,7 +23,7 @@ FIRST_TOKENIZE = "unicode61 remove_diacritics 2"
 
 MAX_QUERY_TERMS = 12  # a query is a handful of ranking keywords, never a paragraph
 SCORE_DECIMALS = 3  # bm25 scores equal to this many decimals count as a tie (recency decides)
-MOST_SHARE = 0.6  # a hit matching at least this share of the query's terms (but not all) matches "most"
+MOST_SHARE = 0.75  # a hit matching at least this share of the query's terms (but not all) matches "most"
 MAX_PHRASE_WORDS = 3  # the longest synonym phrase looked for in a query
 
 STOPWORDS = frozenset("""
@@ -111,8 +111,7 @@ def _stemmer() -> sqlite3.Connection:
     return conn
 
 
-@functools.lru_cache(maxsize=8192)
-def stems(text: str) -> tuple[str, ...]:
+def tokens(text: str) -> tuple[str, ...]:
     """The tokens FTS5 indexes for `text`, in order ("Swimming receipts" -> ("swim", "receipt"))."""
     conn = _stemmer()
     with conn:
@@ -120,6 +119,12 @@ def stems(text: str) -> tuple[str, ...]:
         out = tuple(row[0] for row in conn.execute("SELECT term FROM v ORDER BY offset"))
         conn.execute("DELETE FROM s")
     return out
+
+
+@functools.lru_cache(maxsize=8192)
+def stems(phrase: str) -> tuple[str, ...]:
+    """tokens() of a word or short phrase, cached (query words and synonyms recur)."""
+    return tokens(phrase)
 
 
 # -- queries -----------------------------------------------------------------------------------
@@ -157,7 +162,7 @@ def query_plan(query: str) -> list[QueryTerm]:
                 if key and key not in seen:  # "receipt receipts" is one term
                     seen.add(key)
                     out.append(QueryTerm(phrase, (phrase, *[a for a in alts if stems(a) != key]),
-                                         soft=phrase in SOFT_WORDS))
+                                         soft=all(w in SOFT_WORDS for w in phrase.split())))
                 i += size
                 break
     return out
@@ -191,7 +196,7 @@ STRONG = ("all", "most")
 
 def text_matches(terms: list[QueryTerm], text: str) -> list[str]:
     """The terms whose phrases occur in `text` (by stems, phrases contiguous): for hits not ranked here."""
-    have = stems(text)
+    have = tokens(text)
     joined = " " + " ".join(have) + " "
     return [t.word for t in terms
             if any(" " + " ".join(stems(p)) + " " in joined for p in t.phrases if stems(p))]

@@ -1,15 +1,13 @@
 """current_date(): today plus concrete YYYY-MM-DD ranges for the usual relative expressions."""
 from __future__ import annotations
 
-import calendar
-from datetime import date, timedelta
+from datetime import date
 
 from pydantic import BaseModel, ConfigDict
 
 from edge_agent.tools.base import Tool, ToolContext, ToolResult
-
-SATURDAY = 5  # date.weekday(): Monday is 0
-WEEKDAYS = ("Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday")
+from edge_agent.tools.dates import WEEKDAY_NAMES as WEEKDAYS
+from edge_agent.tools.dates import resolve
 
 RANGE_LABELS = {
     "today": "today", "tomorrow": "tomorrow", "yesterday": "yesterday", "this_week": "this week",
@@ -25,27 +23,15 @@ class CurrentDateArgs(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
 
-def _month(year: int, month: int) -> tuple[date, date]:
-    return date(year, month, 1), date(year, month, calendar.monthrange(year, month)[1])
-
-
 def date_ranges(today: date) -> dict[str, tuple[date, date]]:
-    """Inclusive (first, last) day of each relative range; weeks run Monday to Sunday."""
-    monday = today - timedelta(days=today.weekday())
-    week = timedelta(days=7)
-    saturday = monday + timedelta(days=SATURDAY)  # on Sat/Sun this is the current weekend
-    next_year, next_month = (today.year + 1, 1) if today.month == 12 else (today.year, today.month + 1)
-    return {
-        "today": (today, today),
-        "tomorrow": (today + timedelta(days=1),) * 2,
-        "yesterday": (today - timedelta(days=1),) * 2,
-        "this_week": (monday, monday + timedelta(days=6)),
-        "next_week": (monday + week, monday + week + timedelta(days=6)),
-        "last_week": (monday - week, monday - timedelta(days=1)),
-        "this_weekend": (saturday, saturday + timedelta(days=1)),
-        "this_month": _month(today.year, today.month),
-        "next_month": _month(next_year, next_month),
-    }
+    """Inclusive (first, last) day of each relative range, through the one date resolver."""
+    out = {}
+    for key, label in RANGE_LABELS.items():
+        span = resolve(label, today)
+        if span is None:  # every label is a row of the resolver's table; a miss is our bug
+            raise RuntimeError(f"the date resolver does not know {label!r}")
+        out[key] = (span.first, span.last)
+    return out
 
 
 class CurrentDate(Tool[CurrentDateArgs]):

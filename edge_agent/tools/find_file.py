@@ -9,7 +9,7 @@ from pydantic import BaseModel, ConfigDict, Field, StringConstraints
 
 from edge_agent.store.files import search_files
 from edge_agent.store.match import TIER, is_weak
-from edge_agent.store.text import query_plan, shorten, term_strength, text_matches
+from edge_agent.store.text import name_terms, query_plan, shorten, term_strength, text_matches
 from edge_agent.tools.base import Tool, ToolContext, ToolResult
 
 log = logging.getLogger(__name__)
@@ -36,26 +36,29 @@ class FindFileArgs(BaseModel):
 
 
 def with_strength(hit: dict, query: str) -> dict:
-    """A hit from elsewhere (a peer's reply) scored here: the query terms its name and excerpt match."""
-    if hit.get("strength") in TIER:
-        return hit
+    """A hit from a peer scored here: the query terms its name and excerpt match (its own claim is ignored)."""
     terms = query_plan(query)
-    matched = text_matches(terms, f"{hit.get('name', '')} {hit.get('excerpt', '')}")
+    matched = text_matches(terms, f"{name_terms(str(hit.get('name', '')))} {hit.get('excerpt', '')}")
     return {**hit, "matched": matched, "strength": term_strength(terms, matched)}
 
 
 def merge_hits(groups: list[list[dict]], limit: int = RESULT_LIMIT) -> list[dict]:
-    """One ranked list: strongest match, then best score, then newest; one hit a (device, path)."""
-    best: dict[tuple[str, str], dict] = {}
+    """One ranked list: strongest match, then score, then newest; one hit a (device, path).
+
+    Scores are compared relative to the best of their own group: this index's BM25 and a peer's
+    score are on different scales, and neither should win just by its units.
+    """
+    best: dict[tuple[str, str], tuple[float, dict]] = {}
     for hits in groups:
+        top = max((float(h["score"]) for h in hits), default=0.0) or 1.0
         for hit in hits:
-            key = (hit["device"], hit["path"])
-            if key not in best or hit["score"] > best[key]["score"]:
-                best[key] = hit
-    ranked = sorted(best.values(), key=lambda h: h["mtime"], reverse=True)
-    ranked.sort(key=lambda h: h["score"], reverse=True)  # stable: mtime order survives within a score
-    ranked.sort(key=lambda h: TIER.get(h.get("strength", ""), 0), reverse=True)
-    return ranked[:limit]
+            key, relative = (hit["device"], hit["path"]), float(hit["score"]) / top
+            if key not in best or relative > best[key][0]:
+                best[key] = (relative, hit)
+    ranked = sorted(best.values(), key=lambda rh: rh[1]["mtime"], reverse=True)
+    ranked.sort(key=lambda rh: rh[0], reverse=True)  # stable: mtime order survives within a score
+    ranked.sort(key=lambda rh: TIER.get(rh[1].get("strength", ""), 0), reverse=True)
+    return [hit for _, hit in ranked[:limit]]
 
 
 async def known_devices(ctx: ToolContext) -> dict[str, str]:

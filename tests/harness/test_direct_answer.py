@@ -87,11 +87,11 @@ def test_nothing_found_selects_nothing_and_date_answers_are_deterministic():
         "Today is Monday, 2026-11-02. This weekend runs from 2026-11-07 to 2026-11-08.")
     payload["ranges"].update({"this_week": ["2026-11-02", "2026-11-08"], "next_week": ["2026-11-09", "2026-11-15"],
                               "last_week": ["2026-10-26", "2026-11-01"], "tomorrow": ["2026-11-03", "2026-11-03"]})
-    assert date_answer(payload, "What date is it this Saturday?").endswith("This saturday is 2026-11-07.")
-    assert date_answer(payload, "and next Friday?").endswith("Next friday is 2026-11-13.")
-    assert date_answer(payload, "What was the date last Tuesday?").endswith("Last tuesday is 2026-10-27.")
-    assert date_answer(payload, "Sunday?").endswith("Sunday is 2026-11-08.")
-    assert date_answer(payload, "and tomorrow?") == "Today is Monday, 2026-11-02. Tomorrow is 2026-11-03."
+    assert date_answer(payload, "What date is it this Saturday?").endswith("This Saturday is Saturday 2026-11-07.")
+    assert date_answer(payload, "and next Friday?").endswith("Next Friday is Friday 2026-11-13.")
+    assert date_answer(payload, "What was the date last Tuesday?").endswith("Last Tuesday is Tuesday 2026-10-27.")
+    assert date_answer(payload, "Sunday?").endswith("Sunday is Sunday 2026-11-08.")
+    assert date_answer(payload, "and tomorrow?") == "Today is Monday, 2026-11-02. Tomorrow is Tuesday 2026-11-03."
 
 
 async def test_found_nothing_means_no_synthesis_and_an_honest_answer(make_harness):

@@ -1,4 +1,4 @@
-"""Retrieval quality on the sample world: recall@3 over world/retrieval.jsonl must stay >= 0.9."""
+"""Retrieval quality on the sample world over world/retrieval.jsonl: recall, weak results, passages."""
 import json
 
 from edge_agent.eval.bench_retrieval import RetrievalRow, evaluate_rows, load_table, run_bench, summarise
@@ -6,7 +6,11 @@ from edge_agent.paths import WORLD_DIR
 from edge_agent.tools.registry import build_tools
 
 MIN_ROWS = 30
-MIN_RECALL_AT_3 = 0.9
+MIN_RECALL_AT_3 = 0.95
+MIN_WEAK_PRECISION = 0.9
+MIN_PASSAGE_HIT_RATE = 0.9
+MAX_FALSE_WEAK_RATE = 0.05  # rows the data does answer that come back weak
+MIN_HARD_ROWS = 40  # rows with a passage to reach the answer or a distractor to call weak
 
 
 def test_table_is_big_enough_and_names_real_tools():
@@ -21,6 +25,33 @@ async def test_recall_at_3_on_the_sample_world():
     assert summary["rows"] >= MIN_ROWS
     assert summary["recall_at_3"] >= MIN_RECALL_AT_3, json.dumps(summary["misses"], indent=1)
     assert all(v >= MIN_RECALL_AT_3 - 0.15 for v in summary["recall_at_3_by_tool"].values()), summary
+    assert summary["weak_rows"] + summary["passage_rows"] >= MIN_HARD_ROWS
+    assert summary["weak_precision"] >= MIN_WEAK_PRECISION, summary["weak_misses"]
+    assert summary["passage_hit_rate"] >= MIN_PASSAGE_HIT_RATE, summary["passage_misses"]
+    assert summary["false_weak_rate"] <= MAX_FALSE_WEAK_RATE, summary["misses"]
+
+
+async def test_weak_and_passage_rows_are_scored(world_store, world_info):
+    rows = [RetrievalRow(tool="find_file", args={"query": "Biscuit pet insurance"}, weak=True),
+            RetrievalRow(tool="find_file", args={"query": "car insurance"}, weak=True),  # a real match: a weak miss
+            RetrievalRow(tool="find_file", args={"query": "tenancy notice period"}, expect="lease",
+                         passage="at least one month's"),
+            RetrievalRow(tool="find_file", args={"query": "lease"}, expect="lease", passage="not in the lease")]
+    summary = summarise(await evaluate_rows(world_store, rows, world_info.timezone, world_info.now))
+    assert (summary["weak_precision"], summary["passage_hit_rate"], summary["recall_at_3"]) == (0.5, 0.5, 1.0)
+    assert len(summary["weak_misses"]) == 1 and len(summary["passage_misses"]) == 1
+
+
+def test_a_row_is_either_an_expectation_or_a_distractor():
+    import pytest
+    from pydantic import ValidationError
+
+    with pytest.raises(ValidationError):
+        RetrievalRow(tool="find_file", args={"query": "x"})
+    with pytest.raises(ValidationError):
+        RetrievalRow(tool="find_file", args={"query": "x"}, expect="y", weak=True)
+    with pytest.raises(ValidationError):
+        RetrievalRow(tool="find_file", args={"query": "x"}, weak=True, passage="z")
 
 
 async def test_evaluator_counts_misses_and_ranks(world_store, world_info):

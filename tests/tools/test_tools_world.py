@@ -86,7 +86,9 @@ async def test_find_file_merges_remote_hits_and_reports_unreachable_devices(tool
     ctx = ToolContext(store=world_ctx.store, now=world_ctx.now, remote_search=remote)
     result = await tools["find_file"]({"query": "resume"}, ctx)
     assert calls == [("resume", [])]
-    assert [h["name"] for h in result.payload["hits"][:2]] == ["resume-old.pdf", "Clara-Brennan-resume-2026.pdf"]
+    # Each the best of its own source (a peer's 999 buys nothing): the newer one leads on the tie.
+    assert [h["name"] for h in result.payload["hits"][:2]] == ["Clara-Brennan-resume-2026.pdf", "resume-old.pdf"]
+    assert result.payload["hits"][1]["strength"] == "all"  # scored here from its name and excerpt
     assert result.payload["unreachable"] == ["tablet"] and "Unreachable: tablet." in result.text
 
     async def down(query, devices):
