@@ -307,7 +307,11 @@ CASES = {"forged_reply": forged_reply, "forged_file_hits": forged_file_hits,
 
 # -- the child process of cancel_under_load ---------------------------------------------------
 def _count_decodes() -> dict[str, int]:
-    """Wrap llama.cpp's decode call (every path into the model goes through it) to count overlap."""
+    """Wrap llama.cpp's decode call (every path into the model goes through it) to count overlap.
+
+    The binding is reachable as llama_cpp.llama_decode and llama_cpp.llama_cpp.llama_decode;
+    both names are replaced, so whichever the runtime calls is counted."""
+    import llama_cpp
     import llama_cpp.llama_cpp as raw
 
     seen = {"now": 0, "max": 0}
@@ -325,6 +329,7 @@ def _count_decodes() -> dict[str, int]:
                 seen["now"] -= 1
 
     raw.llama_decode = counted
+    llama_cpp.llama_decode = counted
     return seen
 
 

@@ -140,6 +140,7 @@ def probe_verdict(proc: subprocess.CompletedProcess) -> tuple[bool, str]:
         got = json.loads(proc.stdout.strip().splitlines()[-1])
     except (ValueError, IndexError):
         return False, f"no result from the probe: {proc.stdout[-300:]!r}"
-    held = got["cancelled"] and got["max_concurrent_decodes"] <= 1 and all(got["exit_kinds"])
+    # Exactly 1: decodes were seen (the counter works) and never two at once.
+    held = got["cancelled"] and got["max_concurrent_decodes"] == 1 and all(got["exit_kinds"])
     return held, (f"cancelled mid-generation: {got['cancelled']}; then exit kinds {got['exit_kinds']}; "
                   f"most decodes at once {got['max_concurrent_decodes']}")

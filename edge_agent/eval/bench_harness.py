@@ -85,12 +85,13 @@ class GuidedModel:
         return await self.model.generate(prompt, **kw)
 
     async def generate_structured(self, prompt: str, schema: type[BaseModel], *, max_tokens: int, role: str = "",
-                                  session: str | None = None) -> Structured:
+                                  session: str | None = None, deadline: float | None = None) -> Structured:
         from edge_agent.llm.doubles import CallInfo
 
         wanted = self.oracle.respond(CallInfo(prompt, role, schema, max_tokens, session))
         forced = _forced(wanted)
-        out = await self.model.generate_structured(prompt, forced, max_tokens=max_tokens, role=role, session=session)
+        out = await self.model.generate_structured(prompt, forced, max_tokens=max_tokens, role=role, session=session,
+                                                   deadline=deadline)
         return Structured(schema.model_validate_json(out.raw), out.raw, out.usage)
 
 

@@ -20,7 +20,7 @@ from edge_agent.config import HarnessSettings
 from edge_agent.harness.channels import SideChannels
 from edge_agent.harness.outcome import PillSink
 from edge_agent.harness.trace import Tracer
-from edge_agent.llm.base import ChatMessage, Model, Usage
+from edge_agent.llm.base import ChatMessage, GenerationTimeout, Model, StructuredOutputError, Usage
 
 log = logging.getLogger(__name__)
 T = TypeVar("T", bound=BaseModel)
@@ -68,8 +68,6 @@ class ModelCallFailed(Exception):
 def model_misbehaved(err: Exception) -> bool:
     """A cut-off or invalid structured output: the model's fault (fed back), not infrastructure (raised)."""
     from pydantic import ValidationError
-
-    from edge_agent.llm.llamacpp import StructuredOutputError
 
     return isinstance(err, (StructuredOutputError, ValidationError))
 
@@ -167,6 +165,10 @@ class TurnContext:
         if self.elapsed_s() > self.limits.deadline_s:
             raise LimitReached("timeout", f"deadline of {self.limits.deadline_s:g} s passed")
 
+    def deadline(self) -> float:
+        """The question's deadline as a time.monotonic() instant, for the runtime (whatever self.clock is)."""
+        return time.monotonic() + self.limits.deadline_s - self.elapsed_s()
+
     def can_generate(self, max_tokens: int) -> bool:
         """Whether a generation reserving max_tokens fits the remaining time and token budget."""
         return (self.elapsed_s() <= self.limits.deadline_s
@@ -201,7 +203,8 @@ class TurnContext:
         prompt = self.model.render_chat(messages, add_generation_prompt=True)
         self.check_budget(max_tokens)
         return await self._call(role, prompt, bound_tools, input, tool, lambda: self.model.generate_structured(
-            prompt, schema, max_tokens=max_tokens, role=role, session=session), structured=True)
+            prompt, schema, max_tokens=max_tokens, role=role, session=session, deadline=self.deadline()),
+            structured=True)
 
     async def text(self, role: str, messages: Sequence[ChatMessage], *, max_tokens: int, input: str,
                    session: str | None = None) -> tuple[str, Usage]:
@@ -209,7 +212,8 @@ class TurnContext:
         prompt = self.model.render_chat(messages, add_generation_prompt=True)
         self.check_budget(max_tokens)
         out, _, usage = await self._call(role, prompt, [], input, None, lambda: self.model.generate(
-            prompt, max_tokens=max_tokens, role=role, session=session), structured=False)
+            prompt, max_tokens=max_tokens, role=role, session=session, deadline=self.deadline()),
+            structured=False)
         return out, usage
 
     async def _call(self, role, prompt, bound_tools, input, tool, make, *, structured: bool):
@@ -226,6 +230,8 @@ class TurnContext:
             self.tracer.record(role, prompt=prompt, bound_tools=bound_tools, input=input,
                                output=getattr(err, "raw", "") or "", usage=spent, started_at=started_at,
                                ms=(time.perf_counter() - t0) * 1000, error=f"{type(err).__name__}: {err}", tool=tool)
+            if isinstance(err, GenerationTimeout):  # stopped within a token of the deadline: exit kind timeout
+                raise LimitReached("timeout", f"deadline of {self.limits.deadline_s:g} s passed in {role}") from err
             raise ModelCallFailed(role, err) from err
         usage = result.usage
         self.generated_tokens += usage.generated_tokens

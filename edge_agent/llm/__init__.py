@@ -8,16 +8,17 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from edge_agent.llm.base import (ChatMessage, Completion, ContextOverflow, Model, ModelError, ModelLoadError,
-                                 Structured, Usage)
+from edge_agent.llm.base import (ChatMessage, Completion, ContextOverflow, GenerationTimeout, Model, ModelError,
+                                 ModelLoadError, Structured, StructuredOutputError, Usage)
 from edge_agent.llm.lock import GenerationLock
 
 if TYPE_CHECKING:
     from edge_agent.config import Settings
     from edge_agent.llm.llamacpp import LlamaCppModel
 
-__all__ = ["ChatMessage", "Completion", "ContextOverflow", "GenerationLock", "Model", "ModelError",
-           "ModelLoadError", "Structured", "Usage", "load_model", "resolve_model_path"]
+__all__ = ["ChatMessage", "Completion", "ContextOverflow", "GenerationLock", "GenerationTimeout", "Model",
+           "ModelError", "ModelLoadError", "Structured", "StructuredOutputError", "Usage", "load_model",
+           "resolve_model_path"]
 
 
 def resolve_model_path(settings: "Settings") -> Path:

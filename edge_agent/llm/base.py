@@ -32,6 +32,29 @@ class ContextOverflow(ModelError):
         )
 
 
+class StructuredOutputError(ModelError):
+    """The constrained output did not validate (usually cut off at max_tokens)."""
+
+    def __init__(self, raw: str, finish_reason: str, detail: str, usage: "Usage | None" = None):
+        self.raw = raw
+        self.finish_reason = finish_reason
+        self.usage = usage
+        """What the failed generation cost (it ran; its output did not validate)."""
+        super().__init__(f"structured output invalid (finish={finish_reason}): {detail[:200]}; raw={raw[:200]!r}")
+
+
+class GenerationTimeout(ModelError):
+    """The caller's deadline came before the generation finished; it was stopped within a token."""
+
+    def __init__(self, raw: str, usage: "Usage", detail: str = ""):
+        self.raw = raw
+        """The text produced before the deadline (possibly empty)."""
+        self.usage = usage
+        """What the stopped generation cost so far."""
+        super().__init__(f"generation stopped at its deadline{': ' + detail if detail else ''} "
+                         f"({usage.prefilled_tokens} tokens prefilled, {usage.generated_tokens} decoded)")
+
+
 @dataclass(frozen=True)
 class ChatMessage:
     """One turn of a conversation, before the chat template renders it."""
@@ -60,6 +83,9 @@ class Usage:
     """Time to decode the generated tokens."""
     wait_ms: float = 0.0
     """Time spent waiting for the GenerationLock."""
+    forced_tokens: int = 0
+    """Of generated_tokens, those the grammar forced: appended in one batch with no decode step
+    of their own (jump-forward decoding); they cost prefill time, not decode time."""
 
     @property
     def prefilled_tokens(self) -> int:
@@ -75,7 +101,8 @@ class Usage:
         return Usage(*(getattr(self, f) + getattr(other, f) for f in _USAGE_FIELDS))
 
 
-_USAGE_FIELDS = ("prompt_tokens", "cached_tokens", "generated_tokens", "prefill_ms", "decode_ms", "wait_ms")
+_USAGE_FIELDS = ("prompt_tokens", "cached_tokens", "generated_tokens", "prefill_ms", "decode_ms", "wait_ms",
+                 "forced_tokens")
 
 
 @dataclass(frozen=True)
@@ -120,12 +147,22 @@ class Model(Protocol):
 
     async def generate(
         self, prompt: str, *, max_tokens: int, stop: Sequence[str] = (), role: str = "",
-        session: str | None = None,
+        session: str | None = None, deadline: float | None = None,
     ) -> Completion:
-        """Free text for `prompt`; raises ContextOverflow if it cannot fit."""
+        """Free text for `prompt`; raises ContextOverflow if it cannot fit.
+
+        `deadline` is a time.monotonic() instant: checked before each prefill batch and each decoded
+        token; past it the generation stops and GenerationTimeout carries the partial usage."""
 
     async def generate_structured(
         self, prompt: str, schema: type[T], *, max_tokens: int, role: str = "",
-        session: str | None = None,
+        session: str | None = None, deadline: float | None = None,
     ) -> Structured[T]:
-        """A value of `schema`, decoded greedily under its JSON-schema grammar."""
+        """A value of `schema`, decoded greedily under its JSON-schema grammar (same `deadline`)."""
+
+    async def warm_heads(self, heads: Sequence[str]) -> None:
+        """Evaluate each static prompt head (tokenized with BOS, as a prompt is) under the lock and
+        keep its KV state, so a later prompt that starts with it prefills only its tail."""
+
+    def head_cache_stats(self) -> dict:
+        """{"enabled", "entries", "hits", "misses", "ram_bytes", "ram_budget_bytes", "disk_bytes"}."""

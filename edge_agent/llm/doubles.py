@@ -6,13 +6,16 @@ tests exercise the real bookkeeping; only the text comes from a script or a func
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import json
+import time
 from dataclasses import dataclass, field
 from typing import Any, Callable, Sequence, TypeVar
 
 from pydantic import BaseModel
 
-from edge_agent.llm.base import ChatMessage, Completion, ContextOverflow, ModelError, Structured, Usage
+from edge_agent.llm.base import (ChatMessage, Completion, ContextOverflow, GenerationTimeout, ModelError, Structured,
+                                 Usage)
 from edge_agent.llm.lock import GenerationLock
 from edge_agent.llm.templates import render_plain
 
@@ -33,6 +36,8 @@ class CallInfo:
     """Reserved output tokens."""
     session: str | None = None
     """The session key the caller gave."""
+    deadline: float | None = None
+    """The time.monotonic() instant the caller gave as the generation's deadline."""
 
 
 @dataclass
@@ -42,6 +47,17 @@ class _Base:
     delay_s: float = 0.0
     lock: GenerationLock = field(default_factory=GenerationLock)
     calls: list[CallInfo] = field(default_factory=list)
+    heads: list[str] = field(default_factory=list)
+    """Head texts given to warm_heads, in order (a double keeps no KV state)."""
+
+    async def warm_heads(self, heads: Sequence[str]) -> None:
+        async with self.lock.hold():
+            self.heads.extend(h for h in heads if h not in self.heads)
+
+    def head_cache_stats(self) -> dict:
+        hits = sum(1 for c in self.calls if any(c.prompt.startswith(h) for h in self.heads))
+        return {"enabled": bool(self.heads), "entries": len(self.heads), "hits": hits,
+                "misses": len(self.calls) - hits, "ram_bytes": 0, "ram_budget_bytes": 0, "disk_bytes": 0}
 
     def count_tokens(self, text: str) -> int:
         # A stable stand-in for a tokenizer: about one token per 4 bytes, at least one per word.
@@ -71,21 +87,27 @@ class _Base:
             raise ContextOverflow(n_prompt, info.max_tokens, self.n_ctx, info.role)
         async with self.lock.hold() as wait_ms:
             self.calls.append(info)
-            if self.delay_s:
-                await asyncio.sleep(self.delay_s)
+            delay = self.delay_s
+            if info.deadline is not None:
+                delay = min(delay, max(0.0, info.deadline - time.monotonic()))
+            if delay:
+                await asyncio.sleep(delay)
+            if info.deadline is not None and time.monotonic() >= info.deadline:
+                # as the real runtime does: stop at the deadline, report what was spent
+                raise GenerationTimeout("", Usage(prompt_tokens=n_prompt, wait_ms=wait_ms), info.role)
             out = self._respond(info)
         return out, Usage(prompt_tokens=n_prompt, wait_ms=wait_ms)
 
     async def generate(self, prompt: str, *, max_tokens: int, stop: Sequence[str] = (), role: str = "",
-                       session: str | None = None) -> Completion:
-        out, usage = await self._run(CallInfo(prompt, role, None, max_tokens, session))
+                       session: str | None = None, deadline: float | None = None) -> Completion:
+        out, usage = await self._run(CallInfo(prompt, role, None, max_tokens, session, deadline))
         text = out if isinstance(out, str) else json.dumps(out)
         text = self.fit_to_tokens(text, max_tokens)
         return Completion(text, _with_gen(usage, self.count_tokens(text)))
 
     async def generate_structured(self, prompt: str, schema: type[T], *, max_tokens: int, role: str = "",
-                                  session: str | None = None) -> Structured[T]:
-        out, usage = await self._run(CallInfo(prompt, role, schema, max_tokens, session))
+                                  session: str | None = None, deadline: float | None = None) -> Structured[T]:
+        out, usage = await self._run(CallInfo(prompt, role, schema, max_tokens, session, deadline))
         if isinstance(out, BaseModel):
             raw = out.model_dump_json()
         elif isinstance(out, str):
@@ -98,7 +120,7 @@ class _Base:
 
 
 def _with_gen(usage: Usage, n: int) -> Usage:
-    return Usage(usage.prompt_tokens, usage.cached_tokens, n, usage.prefill_ms, usage.decode_ms, usage.wait_ms)
+    return dataclasses.replace(usage, generated_tokens=n)
 
 
 @dataclass

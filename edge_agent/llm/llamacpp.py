@@ -6,6 +6,9 @@ pills, watchdog pings). Every prompt is tokenized and counted before generation.
 from __future__ import annotations
 
 import asyncio
+import collections
+import contextlib
+import dataclasses
 import json
 import logging
 import threading
@@ -13,11 +16,15 @@ import time
 from pathlib import Path
 from typing import Any, Sequence, TypeVar
 
+import numpy as np
 from pydantic import BaseModel, ValidationError
 
-from edge_agent.llm.grammar_decode import GrammarDecoder, prefill
-from edge_agent.llm.base import ChatMessage, Completion, ModelError, ModelLoadError, Structured, Usage
-from edge_agent.llm.lock import GenerationLock
+from edge_agent.llm.generation import Control, Evaluator, Progress, Stopped, decode_free_text, prefill
+from edge_agent.llm.grammar_decode import GrammarDecoder
+from edge_agent.llm.heads import DEFAULT_HEAD_CACHE_MB, MIN_HEAD_TOKENS, HeadCache, common_prefix, seq_state, set_seq_state
+from edge_agent.llm.base import (ChatMessage, Completion, GenerationTimeout, ModelError, ModelLoadError,  # noqa: F401
+                                 Structured, StructuredOutputError, Usage)
+from edge_agent.llm.lock import GenerationLock, finish_thread
 from edge_agent.llm.sessions import SessionKeeper
 from edge_agent.llm.templates import PLAIN_STOPS, render_plain, template_for_llama
 from edge_agent.llm.window import check_window, fit_tokens
@@ -27,6 +34,39 @@ T = TypeVar("T", bound=BaseModel)
 
 GGUF_MAGIC = b"GGUF"
 FREE_TEXT_REPEAT_PENALTY = 1.1  # small base models loop without it
+
+
+def cpu_advertises_amx() -> bool:
+    """Whether the CPU reports Intel AMX tiles. llama.cpp then routes quantized matmuls through its
+    AMX buffer type, which segfaults in llama_decode on VMs that advertise AMX without granting its
+    state (reproduced on this project's Firecracker dev machines with llama-cpp-python 0.3.36)."""
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8", errors="ignore") as fh:
+            return any(line.startswith("flags") and " amx_tile" in line for line in fh)
+    except OSError:
+        return False
+
+
+@contextlib.contextmanager
+def _model_params(use_extra_bufts: bool):
+    """llama-cpp-python's Llama() does not expose use_extra_bufts; patch the defaults it reads."""
+    import llama_cpp.llama as llama_mod
+
+    original = llama_mod.llama_cpp.llama_model_default_params
+    if use_extra_bufts:
+        yield
+        return
+
+    def params():
+        out = original()
+        out.use_extra_bufts = False
+        return out
+
+    llama_mod.llama_cpp.llama_model_default_params = params
+    try:
+        yield
+    finally:
+        llama_mod.llama_cpp.llama_model_default_params = original
 
 
 def _check_model_file(path: Path) -> None:
@@ -48,7 +88,9 @@ class LlamaCppModel:
 
     def __init__(self, path: Path, *, n_ctx: int = 4096, n_threads: int | None = None,
                  n_batch: int = 256, keep_sessions: bool = True, window: int = 4096,
-                 lock: GenerationLock | None = None, seed: int = 0, fast_grammar: bool = True):
+                 lock: GenerationLock | None = None, seed: int = 0, fast_grammar: bool = True,
+                 extra_buffers: bool | None = None, head_cache_mb: float = DEFAULT_HEAD_CACHE_MB,
+                 head_cache_dir: Path | str | None = None, lora_path: Path | str | None = None):
         from llama_cpp import Llama  # imported here so tests of other parts never load it
 
         path = Path(path)
@@ -58,12 +100,18 @@ class LlamaCppModel:
         self.lock = lock or GenerationLock()
         kwargs: dict[str, Any] = dict(model_path=str(path), n_ctx=self.n_ctx, n_batch=min(n_batch, self.n_ctx),
                                       n_threads=n_threads, seed=seed, verbose=False, logits_all=False)
+        if lora_path:
+            kwargs["lora_path"] = str(lora_path)
         # Sliding-window models (Gemma 3) keep only the window's KV cells by default, which makes
         # reusing an earlier prefix silently wrong; a full-size SWA cache keeps reuse exact.
+        # Extra (repacking) buffer types stay on except where they include the AMX path (see above).
+        use_extra = (not cpu_advertises_amx()) if extra_buffers is None else extra_buffers
         try:
-            self._llm = Llama(**kwargs, swa_full=True)
-        except TypeError:
-            self._llm = Llama(**kwargs)
+            with _model_params(use_extra):
+                try:
+                    self._llm = Llama(**kwargs, swa_full=True)
+                except TypeError:
+                    self._llm = Llama(**kwargs)
         except ValueError as err:
             raise ModelLoadError(f"llama.cpp could not load {path}: {err}") from err
         except Exception as err:  # llama.cpp reports a corrupt file as a bare failure
@@ -79,11 +127,23 @@ class LlamaCppModel:
                 log.warning("chat template of %s unusable (%s); using the plain template", path.name, err)
         self.fast_grammar = fast_grammar
         """Check the grammar against the argmax first (grammar_decode.py); False = llama-cpp-python's chain."""
+        self._ev: Evaluator | None = None
         self._decoder: GrammarDecoder | None = None
         self._grammars: dict[str, Any] = {}
         self._grammar_lock = threading.Lock()
+        self._busy = threading.Lock()
+        """Held by the worker thread for a whole generation: close() takes it to wait for one."""
+        self._forgets: collections.deque[str] = collections.deque()
         self.sessions = SessionKeeper(enabled=keep_sessions)
         """Snapshots and token trails of paused sessions (L2 while L3 runs)."""
+        settings = {"n_ctx": self.n_ctx, "n_batch": kwargs["n_batch"], "swa_full": True,
+                    "adapter": str(lora_path) if lora_path else None}
+        self.heads = HeadCache(max(0, int(head_cache_mb * 2**20)), Path(head_cache_dir) if head_cache_dir else None,
+                               settings, path)
+        """KV states of static prompt heads (warm_heads), restored where cheaper than prefill."""
+        # llama-cpp-python sizes a logits array of n_batch x n_vocab floats (268 MB for Gemma 3)
+        # that only logits_all or Llama.save_state fill; nothing here reads it, so it is dropped.
+        self._llm.scores = np.empty((0, self._llm.n_vocab()), dtype=np.single)
 
     # -- tokens --------------------------------------------------------------------------------
     def tokenize(self, text: str, add_bos: bool = False) -> list[int]:
@@ -128,57 +188,105 @@ class LlamaCppModel:
 
     # -- generation ----------------------------------------------------------------------------
     def forget_session(self, session: str) -> None:
-        """Drop a finished session's snapshot and trail."""
-        self.sessions.forget(session)
+        """Drop a finished session's snapshot and trail: now if no generation runs, else queued and
+        applied by the next one (the keeper is only touched with the lock held)."""
+        self._forgets.append(session)
+        if not self.lock.held:  # the loop thread may touch the keeper: no worker thread can run
+            self._apply_forgets()
+
+    def _apply_forgets(self) -> None:
+        while self._forgets:
+            self.sessions.forget(self._forgets.popleft())
 
     def _cached_prefix(self, tokens: list[int]) -> int:
         llm = self._llm
-        n = 0
-        for a, b in zip(llm._input_ids[: llm.n_tokens], tokens[:-1]):
-            if a != b:
-                break
-            n += 1
+        return common_prefix(llm._input_ids[: llm.n_tokens], tokens[:-1])
+
+    def _evaluator(self) -> Evaluator:
+        if self._ev is None:
+            self._ev = Evaluator(self._llm)
+        return self._ev
+
+    def _restore_head(self, tokens: list[int], cached: int) -> int:
+        """Restore the cached head sharing the longest prefix with `tokens` when that beats
+        prefilling it; returns the tokens the context now shares with the prompt."""
+        heads = self.heads
+        if not heads.enabled or not heads._index:
+            return cached
+        best = heads.best(tokens)
+        if best is None:
+            heads.stats.misses += 1
+            return cached
+        heads.stats.hits += 1
+        key, n = best
+        if n <= cached:
+            return cached  # already in the KV cache (the same head, or a session that started with it)
+        data = heads.data(key)
+        if data is None or not self.sessions.worth_restore(len(data), n - cached):
+            return cached
+        t0 = time.perf_counter()
+        set_seq_state(self._llm, data, heads._index[key])
+        self._evaluator().truncate(n)
+        ms = (time.perf_counter() - t0) * 1000
+        heads.stats.restores += 1
+        heads.stats.restore_ms += ms
+        self.sessions.observe_restore(len(data), ms)
         return n
 
-    def _complete_blocking(self, tokens: list[int], max_tokens: int, stop: Sequence[str],
-                           grammar: Any, session: str | None, prompt: str = "") -> tuple[str, str, Usage]:
-        import llama_cpp
+    def _complete_blocking(self, tokens: list[int], max_tokens: int, stop: Sequence[str], grammar: Any,
+                           session: str | None, prompt: str, ctl: Control) -> tuple[str, str, Usage]:
+        with self._busy:  # close() waits for this
+            if self._llm is None:
+                raise ModelError("the model is closed")
+            ev = self._evaluator()
+            ev.control = ctl
+            progress = Progress()
+            try:
+                return self._generate_in_thread(ev, tokens, max_tokens, stop, grammar, session, prompt, progress)
+            except Stopped as stopped:
+                partial = self._llm.detokenize(progress.out).decode("utf-8", "replace")
+                usage = _usage(tokens, progress)
+                if stopped.reason == "deadline":
+                    raise GenerationTimeout(partial, usage) from None
+                raise ModelError("generation aborted") from None
+            finally:
+                ev.control = Control()
+                self._observe(progress)
 
-        self.sessions.switch(self._llm, session)
-        cached = self._cached_prefix(tokens)
-        ctx = self._llm.ctx
-        llama_cpp.llama_perf_context_reset(ctx)
-        t0 = time.perf_counter()
+    def _generate_in_thread(self, ev: Evaluator, tokens: list[int], max_tokens: int, stop: Sequence[str],
+                            grammar: Any, session: str | None, prompt: str, progress: Progress) -> tuple[str, str, Usage]:
+        llm = self._llm
+        self.sessions.switch(llm, session)
+        cached = self._restore_head(tokens, self._cached_prefix(tokens))
+        ev.control.prefill_s_per_token, ev.control.decode_s_per_token = self.sessions.rates_s()
+        prefill(ev, tokens, cached, progress)
         if grammar is not None and self.fast_grammar:
             if self._decoder is None:
-                self._decoder = GrammarDecoder(self._llm)
-            prefill(self._llm, tokens, cached)
-            out_tokens, finish = self._decoder.decode(grammar._grammar, grammar._root, max_tokens)
-            # JSON grammars end with optional spaces; callers strip them when they put the output
-            # back into a transcript, so the trail must end without them to stay a prefix.
-            while out_tokens and not self._llm.detokenize(out_tokens[-1:]).strip():
+                self._decoder = GrammarDecoder(ev)
+            finish = self._decoder.decode(grammar._grammar, grammar._root, max_tokens, progress)
+            out_tokens = progress.out
+            # Callers strip JSON's trailing whitespace when they put the output back into a
+            # transcript, so the trail must end without it to stay a prefix.
+            while out_tokens and not llm.detokenize(out_tokens[-1:]).strip():
                 out_tokens.pop()
-            text = self._llm.detokenize(out_tokens).decode("utf-8", "replace")
-            choice = {"text": text, "finish_reason": finish}
-            generated = len(out_tokens)
+            text = llm.detokenize(out_tokens).decode("utf-8", "replace")
             self.sessions.record(session, prompt + text, tokens + out_tokens)
-        else:
-            out = self._llm.create_completion(
-                tokens, max_tokens=max_tokens, stop=list(stop) or None, temperature=0.0, top_k=1,
-                repeat_penalty=1.0 if grammar is not None else FREE_TEXT_REPEAT_PENALTY, grammar=grammar,
-            )
-            choice = out["choices"][0]
-            generated = out["usage"]["completion_tokens"]
+        elif grammar is not None:  # llama-cpp-python's own sampler chain: the reference path in tests
+            t0 = time.perf_counter()
+            out = llm.create_completion(tokens, max_tokens=max_tokens, temperature=0.0, top_k=1,
+                                        repeat_penalty=1.0, grammar=grammar)
+            progress.decode_s += time.perf_counter() - t0
+            text, finish = out["choices"][0]["text"], out["choices"][0].get("finish_reason") or "stop"
+            progress.reference_count = out["usage"]["completion_tokens"]
             self.sessions.record(session, prompt, tokens)
-        wall_ms = (time.perf_counter() - t0) * 1000
-        perf = llama_cpp.llama_perf_context(ctx)
-        prefill_ms, decode_ms = float(perf.t_p_eval_ms), float(perf.t_eval_ms)
-        if prefill_ms + decode_ms <= 0:  # perf counters unavailable: attribute all to decode
-            decode_ms = wall_ms
-        usage = Usage(prompt_tokens=len(tokens), cached_tokens=cached, generated_tokens=generated,
-                      prefill_ms=prefill_ms, decode_ms=decode_ms)
-        self.sessions.observe_prefill(usage.prefilled_tokens, prefill_ms)
-        return choice["text"], choice.get("finish_reason") or "stop", usage
+        else:
+            text, finish = decode_free_text(ev, max_tokens, stop, FREE_TEXT_REPEAT_PENALTY, progress)
+            self.sessions.record(session, prompt, tokens)
+        return text, finish, _usage(tokens, progress)
+
+    def _observe(self, progress: Progress) -> None:
+        self.sessions.observe_prefill(progress.prefilled, progress.prefill_s * 1000)
+        self.sessions.observe_decode(progress.generated - progress.forced, progress.decode_s * 1000)
 
     def _prompt_tokens(self, prompt: str, session: str | None) -> list[int]:
         trail = self.sessions.trail(session)
@@ -189,30 +297,39 @@ class LlamaCppModel:
         return self.tokenize(prompt, add_bos=True)
 
     async def _complete(self, prompt: str, max_tokens: int, stop: Sequence[str], grammar: Any,
-                        role: str, session: str | None) -> tuple[str, str, Usage]:
-        tokens = self._prompt_tokens(prompt, session)
-        check_window(len(tokens), max_tokens, self.n_ctx, role)
+                        role: str, session: str | None, deadline: float | None) -> tuple[str, str, Usage]:
         async with self.lock.hold() as wait_ms:
+            if self._llm is None:
+                raise ModelError("the model is closed")
+            self._apply_forgets()
+            tokens = self._prompt_tokens(prompt, session)  # reads the keeper: under the lock
+            check_window(len(tokens), max_tokens, self.n_ctx, role)
+            ctl = Control(deadline=deadline)
+            fut = asyncio.get_running_loop().run_in_executor(
+                None, self._complete_blocking, tokens, max_tokens, stop, grammar, session, prompt, ctl)
             try:
-                text, finish, usage = await asyncio.to_thread(
-                    self._complete_blocking, tokens, max_tokens, stop, grammar, session, prompt)
+                text, finish, usage = await finish_thread(fut, ctl.abort.set)
+            except GenerationTimeout as err:
+                err.usage = dataclasses.replace(err.usage, wait_ms=wait_ms)
+                raise
             except ModelError:
                 raise
             except Exception as err:
                 raise ModelError(f"generation failed ({role or 'unnamed'}): {err}") from err
-        return text, finish, Usage(usage.prompt_tokens, usage.cached_tokens, usage.generated_tokens,
-                                   usage.prefill_ms, usage.decode_ms, wait_ms)
+            finally:
+                self._apply_forgets()  # those queued while the thread ran; the lock is still ours
+        return text, finish, dataclasses.replace(usage, wait_ms=wait_ms)
 
     async def generate(self, prompt: str, *, max_tokens: int, stop: Sequence[str] = (), role: str = "",
-                       session: str | None = None) -> Completion:
+                       session: str | None = None, deadline: float | None = None) -> Completion:
         stops = tuple(stop) + self.stop_sequences()
-        text, finish, usage = await self._complete(prompt, max_tokens, stops, None, role, session)
+        text, finish, usage = await self._complete(prompt, max_tokens, stops, None, role, session, deadline)
         return Completion(text.strip(), usage, finish)
 
     async def generate_structured(self, prompt: str, schema: type[T], *, max_tokens: int, role: str = "",
-                                  session: str | None = None) -> Structured[T]:
+                                  session: str | None = None, deadline: float | None = None) -> Structured[T]:
         grammar = self.grammar_for(schema)
-        raw, finish, usage = await self._complete(prompt, max_tokens, (), grammar, role, session)
+        raw, finish, usage = await self._complete(prompt, max_tokens, (), grammar, role, session, deadline)
         try:
             value = schema.model_validate_json(raw)
         except ValidationError as err:
@@ -221,11 +338,61 @@ class LlamaCppModel:
             raise StructuredOutputError(raw, finish, str(err), usage) from err
         return Structured(value, raw, usage)
 
+    # -- cached heads ------------------------------------------------------------------------------
+    async def warm_heads(self, heads: Sequence[str]) -> None:
+        if not self.heads.enabled:
+            return
+        for text in heads:
+            async with self.lock.hold():
+                if self._llm is None:
+                    raise ModelError("the model is closed")
+                self._apply_forgets()
+                ctl = Control()
+                fut = asyncio.get_running_loop().run_in_executor(None, self._warm_blocking, text, ctl)
+                await finish_thread(fut, ctl.abort.set)
+
+    def _warm_blocking(self, text: str, ctl: Control) -> None:
+        with self._busy:
+            if self._llm is None:
+                raise ModelError("the model is closed")
+            tokens = self.tokenize(text, add_bos=True)
+            if len(tokens) < MIN_HEAD_TOKENS or self.heads.has(tokens):
+                return
+            check_window(len(tokens), 1, self.n_ctx, "head")
+            ev = self._evaluator()
+            ev.control = ctl
+            t0 = time.perf_counter()
+            try:
+                self.sessions.switch(self._llm, None)  # a paused session is saved as on any switch
+                cached = common_prefix(self._llm._input_ids[: self._llm.n_tokens], tokens)
+                prefill(ev, tokens, min(cached, len(tokens) - 1), Progress())
+                self.heads.add(tokens, seq_state(self._llm))
+            finally:
+                ev.control = Control()
+            self.heads.stats.warmed += 1
+            self.heads.stats.warm_ms += (time.perf_counter() - t0) * 1000
+
+    def head_cache_stats(self) -> dict:
+        return self.heads.report()
+
     def close(self) -> None:
-        self.sessions.clear()
-        llm, self._llm = self._llm, None
-        if llm is not None:
-            llm.close()
+        """Stop a running generation, wait until its thread returned, then free the model."""
+        ev = self._ev
+        if ev is not None:
+            ev.control.abort.set()
+        with self._busy:
+            self.sessions.clear()
+            self.heads.clear_ram()
+            llm, self._llm = self._llm, None
+            self._ev, self._decoder = None, None
+            if llm is not None:
+                llm.close()
+
+
+def _usage(tokens: list[int], progress: Progress) -> Usage:
+    return Usage(prompt_tokens=len(tokens), cached_tokens=progress.cached, generated_tokens=progress.generated,
+                 prefill_ms=progress.prefill_s * 1000, decode_ms=progress.decode_s * 1000,
+                 forced_tokens=progress.forced)
 
 
 MAX_ENUM_INT_RANGE = 1000  # bounded integers up to this many values become enums in the grammar
@@ -262,14 +429,3 @@ def grammar_ready(node: Any) -> Any:
         if lo is not None and hi is not None and 0 <= hi - lo < MAX_ENUM_INT_RANGE:
             out = {"enum": list(range(int(lo), int(hi) + 1))}
     return out
-
-
-class StructuredOutputError(ModelError):
-    """The constrained output did not validate (usually cut off at max_tokens)."""
-
-    def __init__(self, raw: str, finish_reason: str, detail: str, usage: Usage | None = None):
-        self.raw = raw
-        self.finish_reason = finish_reason
-        self.usage = usage
-        """What the failed generation cost (it ran; its output did not validate)."""
-        super().__init__(f"structured output invalid (finish={finish_reason}): {detail[:200]}; raw={raw[:200]!r}")

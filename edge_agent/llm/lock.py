@@ -6,7 +6,9 @@ import collections
 import contextlib
 import time
 from dataclasses import dataclass
-from typing import AsyncIterator, Callable
+from typing import AsyncIterator, Callable, TypeVar
+
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -99,3 +101,21 @@ class GenerationLock:
             yield waited
         finally:
             self.release()
+
+
+async def finish_thread(fut: "asyncio.Future[T]", on_cancel: Callable[[], None]) -> T:
+    """Await a worker thread's future. If the awaiting task is cancelled, tell the thread to stop
+    (`on_cancel`), wait until it has really returned — further cancellations included — and only
+    then re-raise: whoever holds a lock around this keeps it while native code still runs."""
+    try:
+        return await asyncio.shield(fut)
+    except asyncio.CancelledError:
+        on_cancel()
+        while not fut.done():
+            try:
+                await asyncio.wait({fut})
+            except asyncio.CancelledError:
+                continue
+        if not fut.cancelled():
+            fut.exception()  # retrieved: the caller is leaving, its result no longer matters
+        raise

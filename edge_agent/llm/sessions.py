@@ -84,7 +84,8 @@ class SessionStats:
 
 @dataclass
 class SessionKeeper:
-    """Decides when to snapshot, holds snapshots and trails. Called with the generation lock held."""
+    """Decides when to snapshot or restore, holds snapshots and trails, and measures the costs it
+    decides by. Read and changed only with the GenerationLock held (LlamaCppModel sees to it)."""
 
     enabled: bool = True
     """False: never snapshot (resumes always re-prefill, still reusing any common prefix)."""
@@ -96,11 +97,31 @@ class SessionKeeper:
     _trails: dict[str, Trail] = field(default_factory=dict)
     _prefill_ms_per_token: float | None = None
     _snapshot_ms_per_token: float | None = None
+    _decode_ms_per_token: float | None = None
+    _restore_ms_per_byte: float | None = None
 
     # -- cost model ----------------------------------------------------------------------------
     def observe_prefill(self, tokens: int, ms: float) -> None:
         if tokens >= 16 and ms > 0:
             self._prefill_ms_per_token = _ewma(self._prefill_ms_per_token, ms / tokens)
+
+    def observe_decode(self, tokens: int, ms: float) -> None:
+        if tokens >= 4 and ms > 0:
+            self._decode_ms_per_token = _ewma(self._decode_ms_per_token, ms / tokens)
+
+    def observe_restore(self, nbytes: int, ms: float) -> None:
+        if nbytes > 0 and ms > 0:
+            self._restore_ms_per_byte = _ewma(self._restore_ms_per_byte, ms / nbytes)
+
+    def rates_s(self) -> tuple[float, float]:
+        """Measured (prefill, decode) seconds a token; 0 where nothing was measured yet."""
+        return (self._prefill_ms_per_token or 0.0) / 1000, (self._decode_ms_per_token or 0.0) / 1000
+
+    def worth_restore(self, nbytes: int, tokens_saved: int) -> bool:
+        """Whether restoring a cached head of nbytes beats prefilling the tokens it saves."""
+        if self._restore_ms_per_byte is None or self._prefill_ms_per_token is None:
+            return tokens_saved > 0  # nothing measured yet: restore once to learn its cost
+        return self._restore_ms_per_byte * nbytes < self._prefill_ms_per_token * tokens_saved
 
     def _worth_snapshot(self, n_tokens: int) -> bool:
         if self._prefill_ms_per_token is None or self._snapshot_ms_per_token is None:

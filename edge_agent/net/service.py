@@ -1,4 +1,4 @@
-"""The agent service: MQTT requests in, a durable FIFO of questions, reply events out.
+"""The agent service: MQTT requests in, a durable queue of questions (askers in turn), reply events out.
 
 Per message, in arrival order: validate (intake) -> check the bounds (queue, per asker; a
 confirm only for the asker's own action) -> write the request log -> PUBACK -> accepted (+
@@ -28,8 +28,8 @@ from edge_agent.net.admission import Admission
 from edge_agent.net.events import AckRequest, Accepted, AskRequest, Error, Pill, Queued
 from edge_agent.net.fairqueue import FairQueue
 from edge_agent.net.intake import REQUEST_MODELS, Incoming, Rejected, Route, read_request
-from edge_agent.net.payload import PayloadError, parse_json
 from edge_agent.net.mqtt_types import ConnectOptions, Message
+from edge_agent.net.payload import PayloadError, parse_json
 from edge_agent.net.presence import DeviceDirectory, StatusPublisher, offline_will
 from edge_agent.net.remote_files import RemoteFileSearch, answer_file_search
 from edge_agent.net.replies import ReplySender, outcome_event
@@ -47,6 +47,7 @@ GUARD_FACTOR = 1.5  # the service's own deadline = harness deadline x this + GUA
 GUARD_SLACK_S = 10.0
 ACCEPTED_SEQ = 0  # the request log numbers a new request's events from 1
 MAX_ACK_BYTES = 512  # {"request_id": ...} needs far less
+RESEND_UNDELIVERED_S = 24 * 3600  # an answer nobody subscribed to is re-sent on reconnects this long
 
 
 @dataclass
@@ -142,7 +143,8 @@ class AgentService:
     async def resend_unacknowledged(self) -> None:
         """Re-send stored final events the broker never acknowledged, and recent ones the asker
         has not acked: a broker that crashed after its PUBACK may have lost them."""
-        rows = {(r.sender, r.request_id): r for r in await rlog.undelivered_requests(self.conn)}
+        undelivered = await rlog.undelivered_requests(self.conn, RESEND_UNDELIVERED_S)
+        rows = {(r.sender, r.request_id): r for r in undelivered}
         for r in await rlog.unacked_requests(self.conn, self.settings.mqtt.resend_window_s):
             rows.setdefault((r.sender, r.request_id), r)
         for key, row in rows.items():

@@ -186,10 +186,11 @@ async def unfinished_requests(conn: aiosqlite.Connection) -> list[RequestRow]:
     return [_row(r) for r in rows]
 
 
-async def undelivered_requests(conn: aiosqlite.Connection) -> list[RequestRow]:
-    """Done rows whose final event the broker has not acknowledged."""
+async def undelivered_requests(conn: aiosqlite.Connection, within_s: float | None = None) -> list[RequestRow]:
+    """Done rows whose final event the broker has not acknowledged (answered in the last within_s)."""
+    since = 0.0 if within_s is None else time.time() - within_s
     rows = await fetch_all(conn, "SELECT * FROM requests WHERE state = ? AND delivered = 0"
-                                 " ORDER BY created_at", (STATE_DONE,))
+                                 " AND coalesce(finished_at, created_at) >= ? ORDER BY created_at", (STATE_DONE, since))
     return [_row(r) for r in rows]
 
 

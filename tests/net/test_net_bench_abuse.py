@@ -40,6 +40,9 @@ def test_the_probe_verdict_reads_a_dead_child_as_failed():
     overlap = subprocess.CompletedProcess([], 0, json.dumps(
         {"cancelled": True, "exit_kinds": ["complete", "timeout"], "max_concurrent_decodes": 2}), "")
     assert probe_verdict(overlap)[0] is False
+    unmeasured = subprocess.CompletedProcess([], 0, json.dumps(
+        {"cancelled": True, "exit_kinds": ["complete", "complete"], "max_concurrent_decodes": 0}), "")
+    assert probe_verdict(unmeasured)[0] is False
     clean = subprocess.CompletedProcess([], 0, json.dumps(
         {"cancelled": True, "exit_kinds": ["complete", "timeout"], "max_concurrent_decodes": 1}), "")
     assert probe_verdict(clean)[0] is True

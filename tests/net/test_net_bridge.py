@@ -42,3 +42,24 @@ async def test_fail_fast_raises_when_nothing_listens():
     with pytest.raises(MqttError, match="cannot connect"):
         await bridge.start()
     await bridge.close()
+
+
+async def test_receive_maximum_makes_the_broker_hold_what_we_have_not_acked(broker):
+    receiver = MqttBridge(ConnectOptions("127.0.0.1", broker.port, "rm-pi", "pi", "pi-secret", clean_start=True,
+                                         receive_maximum=2), manual_ack=True)
+    sender = MqttBridge(ConnectOptions("127.0.0.1", broker.port, "rm-phone", "phone", "phone-secret",
+                                       clean_start=True))
+    try:
+        await receiver.start()
+        await receiver.subscribe("edge/v1/pi/ask/+")
+        await sender.start()
+        await asyncio.gather(*(sender.publish("edge/v1/pi/ask/phone", f"q{i}".encode()) for i in range(5)))
+        first = [await receiver.next_message(5) for _ in range(2)]
+        with pytest.raises(asyncio.TimeoutError):
+            await receiver.next_message(0.5)  # the broker holds the other three
+        receiver.ack(first[0])
+        third = await receiver.next_message(5)
+    finally:
+        await sender.close()
+        await receiver.close()
+    assert [m.payload for m in first] == [b"q0", b"q1"] and third.payload == b"q2"
