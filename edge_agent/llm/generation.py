@@ -12,7 +12,7 @@ import ctypes
 import threading
 import time
 from dataclasses import dataclass, field
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 FREE_TEXT_PENALTY_LAST_N = 64  # tokens the repeat penalty looks back over (llama-cpp-python's default)
 NEAR_DEADLINE_TOKENS = 3  # decode steps before the deadline from which each step is interruptible
@@ -151,8 +151,12 @@ class Progress:
         return len(self.out) if self.reference_count is None else self.reference_count
 
 
-def prefill(ev: Evaluator, tokens: Sequence[int], cached: int, progress: Progress) -> None:
-    """Evaluate `tokens`, reusing the first `cached` positions already in the KV cache."""
+def prefill(ev: Evaluator, tokens: Sequence[int], cached: int, progress: Progress, *,
+            checkpoint: int = 0, on_checkpoint: Callable[[], None] | None = None) -> None:
+    """Evaluate `tokens`, reusing the first `cached` positions already in the KV cache.
+
+    With a checkpoint inside the evaluated part, `on_checkpoint()` runs when the context holds
+    exactly tokens[:checkpoint] (a new prompt head is kept there, on the way)."""
     t0 = time.perf_counter()
     if cached > 0:
         ev.truncate(cached)
@@ -163,15 +167,21 @@ def prefill(ev: Evaluator, tokens: Sequence[int], cached: int, progress: Progres
     progress.prefilled = len(tokens) - cached
     try:
         ev.control.before_batch(len(tokens) - cached)  # the whole prefill must fit, not just a batch
-        ev.eval(tokens[cached:])
+        if on_checkpoint is not None and cached < checkpoint < len(tokens):
+            ev.eval(tokens[cached:checkpoint])
+            on_checkpoint()
+            ev.eval(tokens[checkpoint:])
+        else:
+            ev.eval(tokens[cached:])
     finally:
         progress.prefill_s += time.perf_counter() - t0
 
 
 def decode_free_text(ev: Evaluator, max_tokens: int, stop: Sequence[str], repeat_penalty: float,
-                     progress: Progress) -> tuple[str, str]:
+                     progress: Progress, steer: str | None = None) -> tuple[str, str]:
     """Greedy free text after the evaluated prompt: (text, finish reason). Same sampler chain as
-    llama-cpp-python's create_completion at temperature 0 (penalties, then greedy)."""
+    llama-cpp-python's create_completion at temperature 0 (penalties, then greedy).
+    `steer`: decode this target text instead, a decode step a token (benchmarks)."""
     lc, llm = ev._lc, ev.llm
     vocab = llm._model.vocab
     chain = lc.llama_sampler_chain_init(lc.llama_sampler_chain_default_params())
@@ -184,7 +194,15 @@ def decode_free_text(ev: Evaluator, max_tokens: int, stop: Sequence[str], repeat
     try:
         while len(progress.out) < max_tokens:
             ev.control.before_token()
-            token = lc.llama_sampler_sample(chain, llm._ctx.ctx, -1)  # also accepts it into the chain
+            if steer is not None:
+                rest = steer.encode("utf-8")[len(pieces):]
+                ids = llm.tokenize(rest, add_bos=False, special=False) if rest else []
+                if not ids:
+                    finish = "stop"
+                    break
+                token = ids[0]
+            else:
+                token = lc.llama_sampler_sample(chain, llm._ctx.ctx, -1)  # also accepts it into the chain
             if lc.llama_vocab_is_eog(vocab, token):
                 finish = "stop"
                 break

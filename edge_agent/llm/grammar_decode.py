@@ -8,8 +8,17 @@ first and, only when it is rejected, the candidates in falling logit order, a ch
 Jump-forward (after SGLang's compressed FSM): where the grammar admits exactly one continuation
 text (`"name":` after `{` in compact JSON), that text is tokenized and evaluated in one batch with
 the logits of every position kept, and each drafted token is accepted only if it is what the
-greedy step would have chosen there. The output is therefore identical to step-by-step decoding;
-the verified tokens cost a batch evaluation instead of a decode step each.
+greedy step would have chosen there. The verified tokens cost a batch evaluation instead of a
+decode step each. The choices are step-by-step greedy's, but llama.cpp's batched matmuls round
+differently from single-token ones, so a near-tie between two tokens can go the other way
+(seen on this project's x86 machines; tests compare the paths with jump-forward off).
+
+Each grammar is parsed by llama.cpp once: the parsed sampler is kept and every generation
+starts from a clone of it (cloning copies the parsed rules; it does not parse the text again).
+
+Steering (benchmarks only): with a target text, each step takes the grammar-admitted token that
+continues the target instead of the argmax, so a planned output is decoded through the real
+grammar and its forced tokens are counted as the real grammar forces them.
 """
 from __future__ import annotations
 
@@ -59,6 +68,28 @@ class GrammarDecoder:
         self._probe_char = probe
         self.fallbacks = 0
         """Steps where the argmax was rejected and more candidates were filtered."""
+        self._parsed: dict[tuple[str, str], Any] = {}
+        self.parses = 0
+        """Grammars parsed by llama.cpp (once each; generations start from clones)."""
+        self._steer: _Steer | None = None
+
+    def close(self) -> None:
+        """Free the parsed grammars (the model is closing)."""
+        for smpl in self._parsed.values():
+            self._lc.llama_sampler_free(smpl)
+        self._parsed.clear()
+
+    def _fresh_sampler(self, gbnf: str, root: str) -> Any:
+        """A grammar sampler in its start state, cloned from the one parse of `gbnf`."""
+        key = (gbnf, root)
+        base = self._parsed.get(key)
+        if base is None:
+            base = self._lc.llama_sampler_init_grammar(self._vocab, gbnf.encode("utf-8"), root.encode("utf-8"))
+            if not base:
+                raise ValueError("llama.cpp rejected the grammar")
+            self.parses += 1
+            self._parsed[key] = base
+        return self._lc.llama_sampler_clone(base)
 
     # -- choosing one token ------------------------------------------------------------------------
     def _filter(self, smpl: Any, ids: np.ndarray, logits: np.ndarray) -> np.ndarray:
@@ -70,8 +101,16 @@ class GrammarDecoder:
         self._lc.llama_sampler_apply(smpl, ctypes.byref(self._cand_arr))
         return self._cand_np["logit"][:n]
 
+    def _accepts(self, smpl: Any, token: int, logits: np.ndarray) -> bool:
+        return not math.isinf(self._filter(smpl, np.array([token], np.int32), logits[token:token + 1])[0])
+
     def _choose(self, smpl: Any, logits: np.ndarray) -> int | None:
-        """The highest-logit token the grammar accepts (lowest id among equals), or None."""
+        """The highest-logit token the grammar accepts (lowest id among equals), or None; when
+        steering, the admitted token that continues the target."""
+        if self._steer is not None:
+            wanted = self._steer.next_token()
+            if wanted is not None and self._accepts(smpl, wanted, logits):
+                return wanted
         token = int(np.argmax(logits))
         if not math.isinf(self._filter(smpl, np.array([token], np.int32), logits[token:token + 1])[0]):
             return token
@@ -115,13 +154,13 @@ class GrammarDecoder:
         return text
 
     # -- the loop ----------------------------------------------------------------------------------
-    def decode(self, gbnf: str, root: str, max_tokens: int, progress: Progress) -> str:
-        """Generate after the already-evaluated prompt into progress.out; returns the finish reason."""
+    def decode(self, gbnf: str, root: str, max_tokens: int, progress: Progress, steer: str | None = None) -> str:
+        """Generate after the already-evaluated prompt into progress.out; returns the finish reason.
+        `steer`: a target text to decode instead of the greedy choice (benchmarks)."""
         lc, ev = self._lc, self._ev
-        smpl = lc.llama_sampler_init_grammar(self._vocab, gbnf.encode("utf-8"), root.encode("utf-8"))
-        if not smpl:
-            raise ValueError("llama.cpp rejected the grammar")
+        smpl = self._fresh_sampler(gbnf, root)
         out = progress.out
+        self._steer = _Steer(ev.llm, steer, out) if steer is not None else None
         t0 = time.perf_counter()
         logits = ev.logits(-1)
         try:
@@ -140,6 +179,7 @@ class GrammarDecoder:
                 logits = self._verify(smpl, draft, progress)
             return "length"
         finally:
+            self._steer = None
             lc.llama_sampler_free(smpl)
             progress.decode_s += time.perf_counter() - t0
 
@@ -157,10 +197,35 @@ class GrammarDecoder:
         lc, ev = self._lc, self._ev
         for j, tok in enumerate(draft):
             logits = ev.logits(j)  # after the batch's token j (the chosen token is position 0)
-            if self._choose(smpl, logits) != tok:
+            agrees = self._steer.continues(tok) if self._steer is not None else self._choose(smpl, logits) == tok
+            if not agrees:
                 ev.truncate(ev.llm.n_tokens - (len(draft) - j))
                 return np.array(logits)  # a copy: the next evaluation overwrites the buffer
             lc.llama_sampler_accept(smpl, tok)
             progress.out.append(tok)
             progress.forced += 1
         return ev.logits(len(draft))
+
+
+class _Steer:
+    """A target text being decoded: which token continues it after what was generated so far."""
+
+    def __init__(self, llm: Any, target: str, out: list[int]):
+        self._llm = llm
+        self._target = target.encode("utf-8")
+        self._out = out
+
+    def _rest(self) -> bytes:
+        done = self._llm.detokenize(self._out)
+        return self._target[len(done):] if self._target.startswith(done) else b""
+
+    def next_token(self) -> int | None:
+        rest = self._rest()
+        if not rest:
+            return None
+        ids = self._llm.tokenize(rest, add_bos=False, special=False)
+        return ids[0] if ids else None
+
+    def continues(self, token: int) -> bool:
+        piece = self._llm.detokenize([token])
+        return bool(piece) and self._rest().startswith(piece)
