@@ -44,6 +44,8 @@ class ModelSettings(_Section):
     """Prompt tokens evaluated per batch."""
     keep_sessions: bool = True
     """Snapshot a paused session's KV state (L2 while L3 runs) so resuming prefills only new tokens."""
+    head_cache_mb: float = Field(256.0, ge=0, le=65536)
+    """RAM for the KV states of static prompt heads (LRU; also kept on disk in <data_dir>/heads); 0 = off."""
 
 
 class HarnessSettings(_Section):
@@ -57,8 +59,8 @@ class HarnessSettings(_Section):
     """Generated tokens allowed across all roles for one question."""
     tool_result_tokens: int = Field(240, ge=16, le=2000)
     """Tokens a tool result may take in L2's transcript."""
-    answer_tokens: int = Field(200, ge=16, le=1024)
-    """Tokens reserved for the synthesized answer."""
+    answer_tokens: int = Field(80, ge=16, le=1024)
+    """Cap of the synthesized answer (it runs only when L2's own answer is not grounded, or after a limit)."""
     tracing: bool = True
     """Store every model session's exact prompt and output in the traces table."""
     log_chats: bool = True
@@ -134,6 +136,11 @@ class Settings(_Section):
     @property
     def models_dir(self) -> Path:
         return self.data_dir / "models"
+
+    @property
+    def heads_dir(self) -> Path:
+        """Cached prompt heads (KV states), so a restarted service is warm at once."""
+        return self.data_dir / "heads"
 
 
 def _set_path(tree: dict[str, Any], dotted: list[str], value: Any) -> None:

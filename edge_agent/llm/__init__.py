@@ -37,4 +37,5 @@ def load_model(settings: "Settings", lock: GenerationLock | None = None) -> "Lla
 
     m = settings.model
     return LlamaCppModel(resolve_model_path(settings), n_ctx=m.n_ctx, n_threads=m.n_threads,
-                         n_batch=m.n_batch, keep_sessions=m.keep_sessions, window=DEFAULT_WINDOW, lock=lock)
+                         n_batch=m.n_batch, keep_sessions=m.keep_sessions, window=DEFAULT_WINDOW, lock=lock,
+                         head_cache_mb=m.head_cache_mb, head_cache_dir=settings.heads_dir)

@@ -147,18 +147,20 @@ class Model(Protocol):
 
     async def generate(
         self, prompt: str, *, max_tokens: int, stop: Sequence[str] = (), role: str = "",
-        session: str | None = None, deadline: float | None = None,
+        session: str | None = None, deadline: float | None = None, head: str | None = None,
     ) -> Completion:
         """Free text for `prompt`; raises ContextOverflow if it cannot fit.
 
         `deadline` is a time.monotonic() instant: checked before each prefill batch and each decoded
-        token; past it the generation stops and GenerationTimeout carries the partial usage."""
+        token; past it the generation stops and GenerationTimeout carries the partial usage.
+        `head` is the static start of `prompt` (the same for every question): a runtime with a head
+        cache keeps its KV state the first time it meets it, so later prompts prefill only the rest."""
 
     async def generate_structured(
         self, prompt: str, schema: type[T], *, max_tokens: int, role: str = "",
-        session: str | None = None, deadline: float | None = None,
+        session: str | None = None, deadline: float | None = None, head: str | None = None,
     ) -> Structured[T]:
-        """A value of `schema`, decoded greedily under its JSON-schema grammar (same `deadline`)."""
+        """A value of `schema`, decoded greedily under its JSON-schema grammar (same `deadline`, `head`)."""
 
     async def warm_heads(self, heads: Sequence[str]) -> None:
         """Evaluate each static prompt head (tokenized with BOS, as a prompt is) under the lock and

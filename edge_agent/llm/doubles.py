@@ -38,6 +38,8 @@ class CallInfo:
     """The session key the caller gave."""
     deadline: float | None = None
     """The time.monotonic() instant the caller gave as the generation's deadline."""
+    head: str | None = None
+    """The static start of the prompt the caller named (see Model.generate)."""
 
 
 @dataclass
@@ -99,15 +101,17 @@ class _Base:
         return out, Usage(prompt_tokens=n_prompt, wait_ms=wait_ms)
 
     async def generate(self, prompt: str, *, max_tokens: int, stop: Sequence[str] = (), role: str = "",
-                       session: str | None = None, deadline: float | None = None) -> Completion:
-        out, usage = await self._run(CallInfo(prompt, role, None, max_tokens, session, deadline))
+                       session: str | None = None, deadline: float | None = None,
+                       head: str | None = None) -> Completion:
+        out, usage = await self._run(CallInfo(prompt, role, None, max_tokens, session, deadline, head))
         text = out if isinstance(out, str) else json.dumps(out)
         text = self.fit_to_tokens(text, max_tokens)
         return Completion(text, _with_gen(usage, self.count_tokens(text)))
 
     async def generate_structured(self, prompt: str, schema: type[T], *, max_tokens: int, role: str = "",
-                                  session: str | None = None, deadline: float | None = None) -> Structured[T]:
-        out, usage = await self._run(CallInfo(prompt, role, schema, max_tokens, session, deadline))
+                                  session: str | None = None, deadline: float | None = None,
+                                  head: str | None = None) -> Structured[T]:
+        out, usage = await self._run(CallInfo(prompt, role, schema, max_tokens, session, deadline, head))
         if isinstance(out, BaseModel):
             raw = out.model_dump_json()
         elif isinstance(out, str):

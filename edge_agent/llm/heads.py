@@ -23,6 +23,8 @@ from typing import Any, Sequence
 log = logging.getLogger(__name__)
 
 DEFAULT_HEAD_CACHE_MB = 256  # RAM for cached heads; 0 disables the cache
+DISK_BUDGET_FACTOR = 4  # the disk keeps up to this many times the RAM budget, least recently used first out
+# (a new day's L3 heads replace the old day's there, which nothing asks for again)
 MIN_HEAD_TOKENS = 16  # a shorter shared prefix is not worth a restore
 HEAD_SUFFIX = ".kvhead"
 MODEL_HASH_MARKER = "model-sha256.json"
@@ -74,7 +76,7 @@ class HeadStats:
     restore_ms: float = 0.0
     """Total time restoring (disk reads included)."""
     warmed: int = 0
-    """Heads evaluated by warm_heads (not found in RAM or on disk)."""
+    """Heads evaluated and kept: by warm_heads, or the first time a prompt brought a new one."""
     warm_ms: float = 0.0
     """Total time evaluating heads."""
     disk_loads: int = 0
@@ -128,8 +130,20 @@ class HeadCache:
                 fh.write(json.dumps({"tokens": list(tokens)}).encode() + b"\n")
                 fh.write(data)
             tmp.replace(path)
+            self._prune()
         except OSError as err:  # a full or read-only disk costs the persistence, not the answer
             log.warning("could not store a cached head in %s: %s", path, err)
+
+    def _prune(self) -> None:
+        """Drop the least recently used files while the disk holds more than its budget."""
+        entries = sorted(((p.stat().st_mtime, p.stat().st_size, p) for p in self.directory.glob(f"*{HEAD_SUFFIX}")),
+                         key=lambda e: e[0])
+        total = sum(size for _, size, _ in entries)
+        for _, size, path in entries:
+            if total <= self.budget_bytes * DISK_BUDGET_FACTOR:
+                break
+            path.unlink(missing_ok=True)
+            total -= size
 
     def _read(self, key: str, tokens: Sequence[int]) -> bytes | None:
         path = self._path(key)
@@ -145,6 +159,10 @@ class HeadCache:
         if header.get("tokens") != list(tokens) or not data:
             return None
         self.stats.disk_loads += 1
+        try:
+            os.utime(path)  # recently used: the last to be pruned
+        except OSError:
+            pass
         return data
 
     def disk_bytes(self) -> int:

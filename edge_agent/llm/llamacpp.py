@@ -11,6 +11,7 @@ import contextlib
 import dataclasses
 import json
 import logging
+import re
 import threading
 import time
 from pathlib import Path
@@ -182,7 +183,8 @@ class LlamaCppModel:
             grammar = self._grammars.get(key)
             if grammar is None:
                 converted = LlamaGrammar.from_json_schema(json.dumps(grammar_ready(json_schema)), verbose=False)
-                grammar = LlamaGrammar.from_string(strict_json_strings(converted._grammar), verbose=False)
+                gbnf = compact_json(strict_json_strings(converted._grammar))
+                grammar = LlamaGrammar.from_string(gbnf, verbose=False)
                 self._grammars[key] = grammar
         return grammar
 
@@ -233,8 +235,20 @@ class LlamaCppModel:
         self.sessions.observe_restore(len(data), ms)
         return n
 
+    def _new_head(self, head: str | None, tokens: list[int]) -> int:
+        """How many leading prompt tokens are a static head not yet cached (0: none to keep).
+        Read under the lock: the cache is only touched there."""
+        if not head or not self.heads.enabled:
+            return 0
+        n = common_prefix(self.tokenize(head, add_bos=True), tokens)
+        if n < MIN_HEAD_TOKENS or n >= len(tokens):
+            return 0
+        known = self.heads.best(tokens)
+        return 0 if known is not None and known[1] >= n else n
+
     def _complete_blocking(self, tokens: list[int], max_tokens: int, stop: Sequence[str], grammar: Any,
-                           session: str | None, prompt: str, ctl: Control) -> tuple[str, str, Usage]:
+                           session: str | None, prompt: str, ctl: Control, new_head: int = 0,
+                           steer: str | None = None) -> tuple[str, str, Usage]:
         with self._busy:  # close() waits for this
             if self._llm is None:
                 raise ModelError("the model is closed")
@@ -242,7 +256,8 @@ class LlamaCppModel:
             ev.control = ctl
             progress = Progress()
             try:
-                return self._generate_in_thread(ev, tokens, max_tokens, stop, grammar, session, prompt, progress)
+                return self._generate_in_thread(ev, tokens, max_tokens, stop, grammar, session, prompt, progress,
+                                                new_head, steer)
             except Stopped as stopped:
                 partial = self._llm.detokenize(progress.out).decode("utf-8", "replace")
                 usage = _usage(tokens, progress)
@@ -254,16 +269,18 @@ class LlamaCppModel:
                 self._observe(progress)
 
     def _generate_in_thread(self, ev: Evaluator, tokens: list[int], max_tokens: int, stop: Sequence[str],
-                            grammar: Any, session: str | None, prompt: str, progress: Progress) -> tuple[str, str, Usage]:
+                            grammar: Any, session: str | None, prompt: str, progress: Progress,
+                            new_head: int = 0, steer: str | None = None) -> tuple[str, str, Usage]:
         llm = self._llm
         self.sessions.switch(llm, session)
         cached = self._restore_head(tokens, self._cached_prefix(tokens))
         ev.control.prefill_s_per_token, ev.control.decode_s_per_token = self.sessions.rates_s()
-        prefill(ev, tokens, cached, progress)
+        keep = (lambda: self._keep_head(tokens[:new_head])) if new_head > cached else None
+        prefill(ev, tokens, cached, progress, checkpoint=new_head, on_checkpoint=keep)
         if grammar is not None and self.fast_grammar:
             if self._decoder is None:
                 self._decoder = GrammarDecoder(ev)
-            finish = self._decoder.decode(grammar._grammar, grammar._root, max_tokens, progress)
+            finish = self._decoder.decode(grammar._grammar, grammar._root, max_tokens, progress, steer)
             out_tokens = progress.out
             # Callers strip JSON's trailing whitespace when they put the output back into a
             # transcript, so the trail must end without it to stay a prefix.
@@ -280,9 +297,16 @@ class LlamaCppModel:
             progress.reference_count = out["usage"]["completion_tokens"]
             self.sessions.record(session, prompt, tokens)
         else:
-            text, finish = decode_free_text(ev, max_tokens, stop, FREE_TEXT_REPEAT_PENALTY, progress)
+            text, finish = decode_free_text(ev, max_tokens, stop, FREE_TEXT_REPEAT_PENALTY, progress, steer)
             self.sessions.record(session, prompt, tokens)
         return text, finish, _usage(tokens, progress)
+
+    def _keep_head(self, head_tokens: list[int]) -> None:
+        """A head met for the first time (a new day's date context, a skill added): keep its state."""
+        t0 = time.perf_counter()
+        self.heads.add(head_tokens, seq_state(self._llm))
+        self.heads.stats.warmed += 1
+        self.heads.stats.warm_ms += (time.perf_counter() - t0) * 1000
 
     def _observe(self, progress: Progress) -> None:
         self.sessions.observe_prefill(progress.prefilled, progress.prefill_s * 1000)
@@ -297,16 +321,19 @@ class LlamaCppModel:
         return self.tokenize(prompt, add_bos=True)
 
     async def _complete(self, prompt: str, max_tokens: int, stop: Sequence[str], grammar: Any,
-                        role: str, session: str | None, deadline: float | None) -> tuple[str, str, Usage]:
+                        role: str, session: str | None, deadline: float | None, head: str | None = None,
+                        steer: str | None = None) -> tuple[str, str, Usage]:
         async with self.lock.hold() as wait_ms:
             if self._llm is None:
                 raise ModelError("the model is closed")
             self._apply_forgets()
             tokens = self._prompt_tokens(prompt, session)  # reads the keeper: under the lock
             check_window(len(tokens), max_tokens, self.n_ctx, role)
+            new_head = self._new_head(head, tokens)
             ctl = Control(deadline=deadline)
             fut = asyncio.get_running_loop().run_in_executor(
-                None, self._complete_blocking, tokens, max_tokens, stop, grammar, session, prompt, ctl)
+                None, self._complete_blocking, tokens, max_tokens, stop, grammar, session, prompt, ctl, new_head,
+                steer)
             try:
                 text, finish, usage = await finish_thread(fut, ctl.abort.set)
             except GenerationTimeout as err:
@@ -321,15 +348,21 @@ class LlamaCppModel:
         return text, finish, dataclasses.replace(usage, wait_ms=wait_ms)
 
     async def generate(self, prompt: str, *, max_tokens: int, stop: Sequence[str] = (), role: str = "",
-                       session: str | None = None, deadline: float | None = None) -> Completion:
+                       session: str | None = None, deadline: float | None = None, head: str | None = None,
+                       steer: str | None = None) -> Completion:
+        """See Model.generate. `steer` (benchmarks only, not part of the Model protocol): decode this
+        target text instead of the greedy choice, so a planned route costs what it really costs."""
         stops = tuple(stop) + self.stop_sequences()
-        text, finish, usage = await self._complete(prompt, max_tokens, stops, None, role, session, deadline)
+        text, finish, usage = await self._complete(prompt, max_tokens, stops, None, role, session, deadline, head, steer)
         return Completion(text.strip(), usage, finish)
 
     async def generate_structured(self, prompt: str, schema: type[T], *, max_tokens: int, role: str = "",
-                                  session: str | None = None, deadline: float | None = None) -> Structured[T]:
+                                  session: str | None = None, deadline: float | None = None, head: str | None = None,
+                                  steer: str | None = None) -> Structured[T]:
+        """See Model.generate_structured; `steer` as for generate, decoded through the real grammar."""
         grammar = self.grammar_for(schema)
-        raw, finish, usage = await self._complete(prompt, max_tokens, (), grammar, role, session, deadline)
+        raw, finish, usage = await self._complete(prompt, max_tokens, (), grammar, role, session, deadline, head,
+                                                  steer)
         try:
             value = schema.model_validate_json(raw)
         except ValidationError as err:
@@ -384,6 +417,8 @@ class LlamaCppModel:
             self.sessions.clear()
             self.heads.clear_ram()
             llm, self._llm = self._llm, None
+            if self._decoder is not None:
+                self._decoder.close()
             self._ev, self._decoder = None, None
             if llm is not None:
                 llm.close()
@@ -409,6 +444,17 @@ _STRICT_CHAR = 'char ::= [^"\\\\\\x7F\\x00-\\x1F] |'
 def strict_json_strings(gbnf: str) -> str:
     """The grammar with JSON strings that cannot contain raw control characters."""
     return gbnf.replace(_LOOSE_CHAR, _STRICT_CHAR)
+
+
+# The converter lets a space follow every brace, comma and colon. Compact JSON admits none, so
+# between a key and the next one there is exactly one continuation (`","name":"`): jump-forward
+# appends it without sampling, and no decode step is spent choosing whitespace.
+_SPACE_RULE = re.compile(r"^space ::= .*$", re.MULTILINE)
+
+
+def compact_json(gbnf: str) -> str:
+    """The grammar with no optional whitespace between JSON tokens."""
+    return _SPACE_RULE.sub('space ::= ""', gbnf)
 
 
 def grammar_ready(node: Any) -> Any:
