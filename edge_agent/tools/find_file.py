@@ -9,6 +9,7 @@ from pydantic import BaseModel, ConfigDict, Field, StringConstraints
 
 from edge_agent.store.files import search_files
 from edge_agent.store.match import TIER, is_weak
+from edge_agent.store.passages import PASSAGE_SEPARATOR
 from edge_agent.store.text import name_terms, query_plan, shorten, term_strength, text_matches
 from edge_agent.tools.base import Tool, ToolContext, ToolResult
 
@@ -17,7 +18,8 @@ log = logging.getLogger(__name__)
 MAX_QUERY_CHARS = 200  # several keywords
 MAX_DEVICES = 8  # device ids one call may name
 RESULT_LIMIT = 5  # hits kept after merging local and remote
-EXCERPT_PREVIEW_CHARS = 240  # of the best hit's passage shown to the model
+EXCERPT_PREVIEW_CHARS = 600  # of the best hit's best passage shown to the model: L2 answers from it
+OTHER_MATCHES_SHOWN = 2  # names of the runners-up in the model's text
 
 DeviceId = Annotated[str, StringConstraints(pattern=r"^[a-z0-9][a-z0-9_-]{0,31}$", max_length=32)]
 
@@ -128,9 +130,10 @@ class FindFile(Tool[FindFileArgs]):
             return ToolResult("\n".join(lines + tail), payload, weak=True)
         lines = [f"Best match (attached): {best['name']} on {best['device']} ({best['kind']}, "
                  f"modified {best['mtime'][:10]})."]
-        preview = best.get("snippet") or best.get("excerpt")
-        if preview:
-            lines.append(f"It says: {shorten(preview, EXCERPT_PREVIEW_CHARS)}")
+        passage = (best.get("excerpt") or "").split(PASSAGE_SEPARATOR)[0] or best.get("snippet")
+        if passage:
+            lines.append(f"It says: {shorten(passage, EXCERPT_PREVIEW_CHARS)}")
         if len(hits) > 1:
-            lines.append("Other matches: " + "; ".join(f"{h['name']} ({h['device']})" for h in hits[1:]))
+            lines.append("Other matches: " + "; ".join(f"{h['name']} ({h['device']})"
+                                                       for h in hits[1:1 + OTHER_MATCHES_SHOWN]))
         return ToolResult("\n".join(lines + tail), payload)
