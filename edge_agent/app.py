@@ -45,7 +45,8 @@ class Assistant:
 
     def __init__(self, settings: Settings, *, model: Model | None = None, remote_search: RemoteSearcher | None = None,
                  list_remote_devices: Callable[[], Any] | None = None, now: NowArg = None,
-                 tools: dict[str, Tool] | None = None, skills_dir: Path = SKILLS_DIR, confirm_only: bool = False):
+                 tools: dict[str, Tool] | None = None, skills_dir: Path = SKILLS_DIR, confirm_only: bool = False,
+                 warm_heads: bool = True):
         self.settings = settings
         self.model = model
         self._owns_model = model is None
@@ -56,11 +57,15 @@ class Assistant:
         self._skills_dir = skills_dir
         self._confirm_only = confirm_only
         """True: no model is loaded; only confirm() works (the CLI's `confirm --local`)."""
+        self.warm_heads = warm_heads
+        """Evaluate every static prompt head in the background after start (questions that arrive
+        meanwhile queue on the model lock between heads)."""
         self.store: Any = None
         self.harness: Harness | None = None
         self._db = None
         self.prompt_sizes: dict[str, int] = {}
         """Worst-case prompt tokens of each role, measured at start."""
+        self._warming: asyncio.Task | None = None
 
     async def __aenter__(self) -> "Assistant":
         await self.start()
@@ -93,8 +98,39 @@ class Assistant:
         except BaseException:
             await self.close()
             raise
+        if self.model is not None and self.warm_heads:
+            self._warming = asyncio.create_task(self._warm(self.harness), name="warm-heads")
         log.info("assistant ready: %d skills, %d tools, model %s", len(skills), len(tools),
                  getattr(self.model, "name", "none (confirm only)"))
+
+    async def _warm(self, harness: Harness) -> None:
+        t0 = asyncio.get_running_loop().time()
+        try:
+            heads = await harness.static_heads()
+            await self.model.warm_heads(heads)
+        except asyncio.CancelledError:
+            raise
+        except Exception as err:  # a head that cannot be kept costs speed, never the service
+            log.warning("prompt heads not warmed: %s", err)
+            return
+        log.info("prompt heads warm: %d in %.1f s (%s)", len(heads), asyncio.get_running_loop().time() - t0,
+                 self.model.head_cache_stats())
+
+    @property
+    def warming(self) -> bool:
+        """Whether the static prompt heads are still being evaluated."""
+        return self._warming is not None and not self._warming.done()
+
+    async def wait_warm(self) -> None:
+        """Until the start-up warming has finished (benchmarks start measuring after it)."""
+        if self._warming is not None:
+            await asyncio.shield(self._warming)
+
+    def status(self) -> dict[str, Any]:
+        """What the status topic adds about the assistant: warming, and the head cache's size."""
+        stats = self.model.head_cache_stats() if self.model is not None else {}
+        return {"heads": "warming" if self.warming else "ready",
+                "head_cache_mb": round(stats.get("ram_bytes", 0) / 2**20, 1)}
 
     def _clock(self) -> Callable[[], datetime]:
         from edge_agent.tools.clock import device_zone, fixed_clock, system_clock
@@ -107,6 +143,13 @@ class Assistant:
         return system_clock(zone)
 
     async def close(self) -> None:
+        if self._warming is not None:
+            self._warming.cancel()
+            try:
+                await self._warming
+            except (asyncio.CancelledError, Exception):
+                pass
+            self._warming = None
         self.harness = None
         for closer in (self._db, self.store):
             if closer is not None:

@@ -22,23 +22,10 @@ from pathlib import PurePosixPath, PureWindowsPath
 from typing import Any, Iterable, Mapping
 
 from edge_agent.eval.questions import Question
+from edge_agent.harness.answer import says_not_found  # noqa: F401  (the one recogniser)
 
 POINTS: tuple[str, ...] = ("tool_selection", "arguments", "interpretation", "termination", "end_to_end")
 """The five failure points, in the order of the seed's table."""
-
-# An answer that says nothing was found. Phrasings a small model and the harness's own not-found
-# text use; "does not invent" is judged by this plus the absence of an attachment.
-NOT_FOUND_RE = re.compile(
-    r"\b(?:could\s*n[o']?t|can\s*n[o']?t|cannot|did\s*n[o']?t|was\s*n[o']?t\s+able\s+to|unable\s+to|"
-    r"not\s+able\s+to)\s+(?:find|locate|see)\b"
-    r"|\bno\s+(?:record|mention|information|info|entry|entries|event|events|note|notes|file|files|result|results|"
-    r"match|matches|details?)\b"
-    r"|\bnothing\s+(?:about|on|found|matching|in|was\s+found)\b"
-    r"|\bnot\s+(?:found|mentioned|recorded)\b"
-    r"|\bdo(?:es)?\s*n[o']?t\s+(?:know|have|say|mention)\b"
-    r"|\b(?:is|are)\s*n[o']?t\s+(?:in|mentioned|recorded)\b",
-    re.IGNORECASE)
-
 
 def normalise(text: str) -> str:
     """Case-folded, NFKC, typographic quotes/dashes made plain, whitespace collapsed."""
@@ -50,10 +37,6 @@ def normalise(text: str) -> str:
 
 def contains(haystack: str, needle: str) -> bool:
     return normalise(needle) in normalise(haystack)
-
-
-def says_not_found(answer: str) -> bool:
-    return NOT_FOUND_RE.search(answer or "") is not None
 
 
 def basename(path: str | None) -> str:

@@ -2,12 +2,17 @@
 
 Order: a located file, else notes, else calendar events or memory, else the date, else (only when
 the plan needed no tools) L2's own text. The leading tier's exact bytes, followed by any lower
-tier's, are the facts of one synthesis generation, fitted to the window (lowest tier cut first).
-Where no generation is needed or none is left in the budget (a date, a timeout) the answer is
-built deterministically from the same bytes. Under a
-skill, an L2 answer with nothing gathered is not trusted: the user hears that nothing was found.
-A synthesized answer that states a number or email the facts do not hold (or echoes the prompt)
-is replaced by the deterministic answer from the exact bytes.
+tier's, are the facts an answer must be grounded in.
+- L2's final answer is the answer when it is grounded: every number and email it states is in
+  the facts, and it states at least one of their values (or the facts are only weak matches,
+  where "not found" is the honest reply). No second session re-reads what L2 already read.
+- Otherwise (a halt, a step limit, an ungrounded answer) one synthesis generation with a tight
+  token cap answers from the facts, fitted to the window (lowest tier cut first).
+- Where no generation is needed or none is left in the budget (a date, a timeout) the answer is
+  built deterministically from the same bytes.
+Under a skill, an L2 answer with nothing gathered is not trusted: the user hears that nothing was
+found. A synthesized answer that is not grounded (or echoes the prompt) is replaced by the
+deterministic answer from the exact bytes.
 """
 from __future__ import annotations
 
@@ -30,7 +35,30 @@ WINDOW_MARGIN_TOKENS = 16  # slack for template tokens around the facts
 DETERMINISTIC_ITEMS = 3  # entries listed when answering without a generation
 NUMBER_RE = re.compile(r"\d+")
 EMAIL_RE = re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+")
+WORD_RE = re.compile(r"[^\W\d_]+(?:['’-][^\W\d_]+)*")
+# Words that carry no value of their own: an answer sharing only these with the facts states nothing.
+FUNCTION_WORDS = frozenset("""
+a an and are as at be been but by for from had has have he her his i if in is it its me my no not of on or our
+she so that the their them there they this to was we were what when where which who will with you your
+""".split())
 PROMPT_MARKERS = ("Facts:", "Question:", "### ")  # the synthesis prompt echoed back
+# An answer that says nothing was found. Phrasings a small model and the harness's own not-found
+# text use; "does not invent" is judged by this plus the absence of an attachment.
+NOT_FOUND_RE = re.compile(
+    r"\b(?:could\s*n[o']?t|can\s*n[o']?t|cannot|did\s*n[o']?t|was\s*n[o']?t\s+able\s+to|unable\s+to|"
+    r"not\s+able\s+to)\s+(?:find|locate|see)\b"
+    r"|\bno\s+(?:record|mention|information|info|entry|entries|event|events|note|notes|file|files|result|results|"
+    r"match|matches|details?)\b"
+    r"|\bnothing\s+(?:about|on|found|matching|in|was\s+found)\b"
+    r"|\bnot\s+(?:found|mentioned|recorded)\b"
+    r"|\bdo(?:es)?\s*n[o']?t\s+(?:know|have|say|mention)\b"
+    r"|\b(?:is|are)\s*n[o']?t\s+(?:in|mentioned|recorded)\b",
+    re.IGNORECASE)
+
+
+def says_not_found(answer: str) -> bool:
+    """Whether an answer says nothing was found (the harness's own wording and a model's)."""
+    return NOT_FOUND_RE.search(answer or "") is not None
 
 
 @dataclass(frozen=True)
@@ -71,23 +99,30 @@ def _tiers(channels: SideChannels) -> list[Selection]:
         excerpt = (best.get("excerpt") or "").strip()
         fallback = f"Found {best.get('name')} on {best.get('device')}." + (f" It says: {excerpt}" if excerpt else "")
         tiers.append(Selection(["files"], facts, fallback, attachment))
-    if channels.notes:
-        lines = [f"- {n.get('title')}: {n.get('body')} (updated {n.get('updated')}){_weak_mark(n)}" for n in channels.notes]
+    notes, memory = _strongest(channels.notes), _strongest(channels.memory)
+    if notes:
+        lines = [f"- {n.get('title')}: {n.get('body')} (updated {n.get('updated')}){_weak_mark(n)}" for n in notes]
         fallback = "From your notebook: " + " ".join(f"{n.get('title')}: {n.get('body')}"
-                                                     for n in channels.notes[:DETERMINISTIC_ITEMS])
+                                                     for n in notes[:DETERMINISTIC_ITEMS])
         tiers.append(Selection(["notes"], "\n".join(lines), fallback))
-    if channels.events or channels.memory:
+    if channels.events or memory:
         lines, sources = [], []
         if channels.events:
             sources.append("events")
             lines += [_event_line(e) for e in channels.events]
-        if channels.memory:
+        if memory:
             sources.append("memory")
             lines += [f"- {m.get('when')} {m.get('who')} ({m.get('kind')}): {m.get('text')}{_weak_mark(m)}"
-                      for m in channels.memory]
+                      for m in memory]
         fallback = "Found: " + " ".join(line[2:] for line in lines[:DETERMINISTIC_ITEMS])
         tiers.append(Selection(sources, "\n".join(lines), fallback))
     return tiers
+
+
+def _strongest(items: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The items that matched most or all of their query; the weak ones only when nothing else came."""
+    strong = [i for i in items if i.get("strength") != "some"]
+    return strong or items
 
 
 def _weak_mark(item: dict[str, Any]) -> str:
@@ -141,18 +176,24 @@ def date_answer(payload: dict[str, Any], question: str) -> str:
 
 
 async def synthesize(turn: TurnContext, *, l2_text: str | None = None, no_tools: bool = False) -> Answer:
-    """Select the tier and produce the answer; never invents when nothing was found."""
+    """Select the tier and produce the answer; never invents when nothing was found.
+    `l2_text`: L2's final answer after a clean finish (used as is when grounded)."""
     chosen = select(turn.channels, turn.question)
     if chosen is None:
         if no_tools and l2_text:
             return Answer(l2_text)
         return Answer(NOT_FOUND)
-    if not chosen.needs_generation or not turn.can_generate(turn.limits.answer_tokens):
+    if not chosen.needs_generation:
+        return Answer(chosen.fallback, chosen.sources, chosen.attachment)
+    if l2_text and l2_grounded(l2_text, chosen.facts, only_weak(turn.channels)):
+        return Answer(l2_text.strip(), chosen.sources, chosen.attachment)
+    if not turn.can_generate(turn.limits.answer_tokens):
         return Answer(chosen.fallback, chosen.sources, chosen.attachment)
     facts = fit_facts(turn, chosen.facts)
     t0 = time.perf_counter()
     text, usage = await turn.text("synth", prompts.synth_messages(turn.question, facts),
-                                  max_tokens=turn.limits.answer_tokens, input=facts)
+                                  max_tokens=turn.limits.answer_tokens, input=facts,
+                                  head=prompts.synth_static())
     turn.tracer.log_step(0, "synth", tool=None, result=",".join(chosen.sources), ms=(time.perf_counter() - t0) * 1000,
                          tokens_in=usage.prompt_tokens, tokens_out=usage.generated_tokens)
     text = text.strip()
@@ -178,6 +219,38 @@ def grounded(answer: str, facts: str) -> bool:
     return all(n in source_numbers for n in NUMBER_RE.findall(answer.lower()))
 
 
+def states_a_value(answer: str, facts: str) -> bool:
+    """Whether `answer` repeats something specific from `facts`: a number, an email, a name (a
+    capitalised word past the first) or two content words in a row."""
+    source = facts.lower()
+    if any(n in set(NUMBER_RE.findall(source)) for n in NUMBER_RE.findall(answer)):
+        return True
+    if any(e in source for e in EMAIL_RE.findall(answer.lower())):
+        return True
+    words = WORD_RE.findall(answer)
+    source_words = set(WORD_RE.findall(source))
+    if any(w[0].isupper() and w.lower() not in FUNCTION_WORDS and w.lower() in source_words for w in words[1:]):
+        return True
+    content = [w.lower() for w in words if w.lower() not in FUNCTION_WORDS]
+    return any(f"{a} {b}" in source for a, b in zip(content, content[1:]))
+
+
+def only_weak(channels: SideChannels) -> bool:
+    """Whether everything gathered is a weak match (only some of the query words matched)."""
+    items = channels.notes + channels.memory
+    return bool(items) and not channels.files and not channels.events and all(i.get("strength") == "some" for i in items)
+
+
+def l2_grounded(answer: str, facts: str, weak_only: bool = False) -> bool:
+    """Whether L2's final answer may go to the user as it is: grounded in the facts and stating
+    one of their values; after only weak matches, also a "not found". A "not found" beside strong
+    results goes to synthesis: L2 read the tools' summaries (shortened notes, one passage of a
+    file), synthesis reads the exact bytes, where the answer may still be."""
+    if not grounded(answer, facts):
+        return False
+    return states_a_value(answer, facts) or weak_only
+
+
 def fit_facts(turn: TurnContext, facts: str) -> str:
     """The facts trimmed so the synthesis prompt plus its answer fits the window."""
     model = turn.model
@@ -189,5 +262,6 @@ def fit_facts(turn: TurnContext, facts: str) -> str:
 async def answer_without_tools(turn: TurnContext) -> str:
     """The plan needed no data: one generation answers directly."""
     text, _ = await turn.text("synth", prompts.no_tools_messages(turn.question),
-                              max_tokens=turn.limits.answer_tokens, input=turn.question)
+                              max_tokens=turn.limits.answer_tokens, input=turn.question,
+                              head=prompts.no_tools_static())
     return text.strip()

@@ -63,6 +63,7 @@ async def run_direct(turn: TurnContext, toolbox: Toolbox) -> FollowEnd:
     schema = direct_step_schema(toolbox.tools)
     max_tokens = min(worst_case_tokens(schema), DIRECT_STEP_MAX_TOKENS_CAP)
     head = direct_head(toolbox, turn.question)
+    static = direct_head(toolbox, prompts.VARIABLE)
     steps: list[StepRecord] = []
     session = f"l2:{turn.request_id}:direct"
     while True:
@@ -76,7 +77,8 @@ async def run_direct(turn: TurnContext, toolbox: Toolbox) -> FollowEnd:
         try:
             step, raw, usage = await turn.structured(
                 "l2", messages, schema, max_tokens=max_tokens, bound_tools=list(toolbox.tools),
-                input=turn.question if not steps else (steps[-1].result or ""), session=session)
+                input=turn.question if not steps else (steps[-1].result or ""), session=session,
+                head=None if steps else static)
             raw, tokens = raw.strip(), (usage.prompt_tokens, usage.generated_tokens)
             if isinstance(step.root, DirectAnswer):
                 answer, kind = step.root.answer.strip(), "answer"

@@ -29,7 +29,7 @@ log = logging.getLogger(__name__)
 CALL_TOOL = "call_tool"
 TOOL_NAME_CHARS = 32  # longest tool name L2 may write
 INSTRUCTION_CHARS = 120  # one plain-language request
-ANSWER_CHARS = 200  # L2's own answer; the user-facing one is synthesized from the side channels
+ANSWER_CHARS = 200  # L2's answer: what the user gets when it is grounded in the side channels
 MALFORMED_TEXT = ('That reply was not valid. Reply with {"call_tool": {"tool": ..., "instruction": ...}} '
                   'or {"answer": ...} only.')
 
@@ -57,7 +57,7 @@ class AnswerStep(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
     answer: str = Field(max_length=ANSWER_CHARS)
-    """L2's own reply (used only when no side channel holds anything)."""
+    """L2's reply: the answer when the values it states are in the side channels (else synthesized)."""
 
 
 class L2Step(RootModel[Union[CallToolStep, AnswerStep]]):
@@ -152,18 +152,21 @@ class Follower:
         session = f"l2:{turn.request_id}:{attempt}"
         steps: list[StepRecord] = []
         while True:
+            if steps and steps[-1].kind == "ok" and steps[-1].result_tool in skill.stop_after:
+                return FollowEnd("complete", None, tuple(steps), f"{steps[-1].result_tool} completes {skill.name}")
             messages = transcript(head, steps)
             stop = turn.begin_step(messages, L2_STEP_MAX_TOKENS)
             if stop is not None:
                 return FollowEnd("step_limit", None, tuple(steps), stop)
             schema = step_schema(names, must_call=not steps) if self.constrain else L2Step
-            end = await self._step(turn, dispatch, messages, steps, session, schema)
+            static = None if steps else prompts.l2_static(skill.steps_text(), exposed)
+            end = await self._step(turn, dispatch, messages, steps, session, schema, static)
             if end is not None:
                 return FollowEnd(end[0], end[1], tuple(steps), end[2])
 
     async def _step(self, turn: TurnContext, dispatch: Dispatcher, messages: list[ChatMessage],
-                    steps: list[StepRecord], session: str,
-                    schema: type[BaseModel] = L2Step) -> tuple[str, str | None, str] | None:
+                    steps: list[StepRecord], session: str, schema: type[BaseModel] = L2Step,
+                    head: list[ChatMessage] | None = None) -> tuple[str, str | None, str] | None:
         index = turn.l2_steps
         t0 = time.perf_counter()
         raw = tool = instruction = answer = result = result_tool = None
@@ -173,7 +176,8 @@ class Follower:
         try:
             try:
                 step, raw, usage = await turn.structured("l2", messages, schema, max_tokens=L2_STEP_MAX_TOKENS,
-                                                         bound_tools=[CALL_TOOL], input=new_input, session=session)
+                                                         bound_tools=[CALL_TOOL], input=new_input, session=session,
+                                                         head=head)
             except ModelCallFailed as failed:
                 if not model_misbehaved(failed.cause):
                     raise

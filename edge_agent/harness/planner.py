@@ -21,7 +21,7 @@ from edge_agent.harness.turn import TurnContext
 
 log = logging.getLogger(__name__)
 
-RATIONALE_CHARS = 120  # one short sentence; the output reserve covers it at a token a character
+RATIONALE_CHARS = 80  # a few optional words; the output reserve covers it at a token a character
 PLAN_TOOL = "plan"
 
 
@@ -32,7 +32,7 @@ class Plan:
     skill: str
     """A skill name, or "none" to answer without tools."""
     rationale: str
-    """One sentence: what to look for (goes into L2's instructions)."""
+    """What to look for, in a few words, or "" (it goes into L2's user turn when given)."""
 
 
 class PlanSignal(Exception):
@@ -50,17 +50,13 @@ def plan_schema(skill_names: tuple[str, ...]) -> type[BaseModel]:
     return create_model(
         "PlanArgs", __config__=ConfigDict(extra="forbid"),
         skill=(choices, Field(description="the skill to follow, or none")),
-        rationale=(str, Field(max_length=RATIONALE_CHARS, description="what to look for, one sentence")),
+        rationale=(str, Field("", max_length=RATIONALE_CHARS, description="optional: what to look for")),
     )
 
 
 def plan_tool(args: BaseModel, skills: dict[str, Skill]) -> None:
     """The handler of plan(skill, rationale): declares the plan by raising PlanSignal."""
-    skill = getattr(args, "skill")
-    rationale = getattr(args, "rationale").strip()
-    if not rationale:  # the model may leave it empty; the skill's own description is the fallback
-        rationale = skills[skill].description if skill in skills else "Answer directly."
-    raise PlanSignal(Plan(skill, rationale))
+    raise PlanSignal(Plan(getattr(args, "skill"), getattr(args, "rationale").strip()))
 
 
 class Planner:
@@ -75,7 +71,7 @@ class Planner:
         messages = prompts.planner_messages(self.skills.values(), turn.question, tried)
         t0 = time.perf_counter()
         args, _, usage = await turn.structured("planner", messages, self.schema, max_tokens=self.max_tokens,
-                                               bound_tools=[PLAN_TOOL], input=turn.question)
+                                               bound_tools=[PLAN_TOOL], input=turn.question, head=prompts.planner_static(self.skills.values()))
         try:
             plan_tool(args, self.skills)
         except PlanSignal as signal:

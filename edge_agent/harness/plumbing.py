@@ -50,7 +50,20 @@ async def _run_hidden(turn: TurnContext, toolbox: Toolbox, name: str) -> Any:
 async def date_context(turn: TurnContext, toolbox: Toolbox) -> str | None:
     """The date ranges text for an L3 prompt, from current_date run once per question."""
     payload = await _run_hidden(turn, toolbox, DATE_TOOL)
-    return prompts.date_context(payload) if isinstance(payload, dict) else None
+    return prompts.date_context(payload, turn.model.count_tokens) if isinstance(payload, dict) else None
+
+
+async def todays_date_context(toolbox: Toolbox, count_tokens) -> str | None:
+    """The same text outside a question (for the day's cached L3 heads)."""
+    tool = toolbox.tools.get(DATE_TOOL)
+    if tool is None:
+        return None
+    try:
+        payload = (await tool(tool.Args(), toolbox.ctx)).payload
+    except ToolError as err:
+        log.warning("%s failed: %s", DATE_TOOL, err)
+        return None
+    return prompts.date_context(payload, count_tokens) if isinstance(payload, dict) else None
 
 
 async def device_scope(turn: TurnContext, toolbox: Toolbox, instruction: str) -> list[str]:

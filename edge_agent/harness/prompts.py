@@ -2,11 +2,13 @@
 
 Keeping the unchanging part at the front lets the runtime reuse its KV cache across requests and
 across L2's steps. Every builder returns ChatMessages; the model's chat template renders them.
+A prompt's head is what comes before its first variable text: `head_text` renders the same
+builder with VARIABLE in that place and cuts there, so a head can never drift from its prompt.
 """
 from __future__ import annotations
 
 import json
-from typing import Any, Iterable, Sequence
+from typing import Any, Callable, Iterable, Sequence
 
 from pydantic import BaseModel
 
@@ -17,10 +19,11 @@ from edge_agent.tools.base import ToolManifest
 PLANNER_INSTRUCTIONS = """\
 You are the planner of a personal assistant that answers from the user's own data: a notebook of \
 facts, a memory log of past conversations, a calendar and files on their devices.
-You have one tool, plan(skill, rationale). Call it once: choose the skill that fits the question \
-and say in one short sentence what to look for. Calling it ends your turn.
+You have one tool, plan(skill, rationale). Call it once: choose the skill that fits the question. \
+Calling it ends your turn. The rationale is optional: a few words on what to look for, only when \
+the question alone does not say it.
 Choose "none" only if the question needs none of the user's data.
-Reply with JSON: {"skill": "<a skill name or none>", "rationale": "<what to look for>"}"""
+Reply with JSON: {"skill": "<a skill name or none>"}"""
 
 L2_INSTRUCTIONS = """\
 You answer the user's question by following the steps of a skill.
@@ -91,10 +94,11 @@ def signature_lines(manifests: Iterable[ToolManifest]) -> str:
 
 
 def l2_head(skill_steps: str, exposed: Sequence[ToolManifest], rationale: str, question: str) -> list[ChatMessage]:
-    """L2's fixed start: instructions, signatures, steps (stable) then plan and question (variable)."""
-    system = (f"{L2_INSTRUCTIONS}\n\nTools:\n{signature_lines(exposed)}\n\nSteps:\n{skill_steps}"
-              f"\n\nPlan: {rationale.strip()}")
-    return [ChatMessage("system", system), ChatMessage("user", question)]
+    """L2's fixed start: instructions, signatures, steps (stable, one head a skill), then the
+    question and the plan's rationale when the planner gave one (variable)."""
+    system = f"{L2_INSTRUCTIONS}\n\nTools:\n{signature_lines(exposed)}\n\nSteps:\n{skill_steps}"
+    user = f"{question}\n(Plan: {rationale.strip()})" if rationale.strip() else question
+    return [ChatMessage("system", system), ChatMessage("user", user)]
 
 
 def l3_messages(manifest: ToolManifest, args_model: type[BaseModel], instruction: str,
@@ -105,15 +109,25 @@ def l3_messages(manifest: ToolManifest, args_model: type[BaseModel], instruction
     return [ChatMessage("system", system), ChatMessage("user", instruction)]
 
 
-def date_context(payload: dict[str, Any]) -> str:
-    """Concrete ranges for relative dates, from current_date's payload (variable text)."""
-    parts = [f"Today is {payload.get('weekday', '')} {payload.get('today', '')}.".replace("  ", " ")]
-    ranges = payload.get("ranges") or {}
-    if ranges:
-        spans = "; ".join(f"{k.replace('_', ' ')}: {v[0]} to {v[1]}" for k, v in ranges.items()
-                          if isinstance(v, (list, tuple)) and len(v) == 2)
-        parts.append(f"Date ranges (YYYY-MM-DD, inclusive): {spans}.")
-    return " ".join(parts)
+RANGE_SEPARATORS = (" to ", "..", " - ")  # ways to write a span; the one the tokenizer takes fewest tokens for wins
+
+
+def date_context(payload: dict[str, Any], count_tokens: Callable[[str], int] | None = None) -> str:
+    """Concrete ranges for relative dates, from current_date's payload: the same every question of
+    a day, so it belongs to the L3 head of that day. A one-day range is written once; of the
+    equivalent spellings the one `count_tokens` finds shortest is used."""
+    today = f"Today is {payload.get('weekday', '')} {payload.get('today', '')}.".replace("  ", " ")
+    spans = [(k.replace("_", " "), v) for k, v in (payload.get("ranges") or {}).items()
+             if isinstance(v, (list, tuple)) and len(v) == 2]
+    if not spans:
+        return today
+
+    def render(sep: str) -> str:
+        text = "; ".join(f"{label}: {a}" if a == b else f"{label}: {a}{sep}{b}" for label, (a, b) in spans)
+        return f"{today} Date ranges (YYYY-MM-DD, inclusive): {text}."
+
+    options = [render(sep) for sep in RANGE_SEPARATORS]
+    return min(options, key=count_tokens) if count_tokens else options[0]
 
 
 def synth_messages(question: str, facts: str) -> list[ChatMessage]:
@@ -128,3 +142,36 @@ def no_tools_messages(question: str) -> list[ChatMessage]:
 def direct_head(cards: Sequence[str], question: str) -> list[ChatMessage]:
     system = f"{DIRECT_INSTRUCTIONS}\n\nTools:\n\n" + "\n\n".join(cards)
     return [ChatMessage("system", system), ChatMessage("user", question)]
+
+
+VARIABLE = "\u241e"  # SYMBOL FOR RECORD SEPARATOR: stands where a prompt's first variable text goes
+
+
+# The static part of each session kind: its builder with VARIABLE where the variable text starts.
+def planner_static(skills: Iterable[Skill]) -> list[ChatMessage]:
+    return planner_messages(skills, VARIABLE)
+
+
+def l2_static(skill_steps: str, exposed: Sequence[ToolManifest]) -> list[ChatMessage]:
+    return l2_head(skill_steps, exposed, "", VARIABLE)
+
+
+def l3_static(manifest: ToolManifest, args_model: type[BaseModel], date_context: str | None) -> list[ChatMessage]:
+    return l3_messages(manifest, args_model, VARIABLE, date_context)
+
+
+def synth_static() -> list[ChatMessage]:
+    return synth_messages(VARIABLE, VARIABLE)
+
+
+def no_tools_static() -> list[ChatMessage]:
+    return no_tools_messages(VARIABLE)
+
+
+def head_text(render: Callable[[Sequence[ChatMessage]], str], messages: Sequence[ChatMessage]) -> str:
+    """The rendered prompt up to VARIABLE: the static head that prompts of this kind share."""
+    text = render(messages)
+    cut = text.find(VARIABLE)
+    if cut < 0:
+        raise ValueError("head_text: the messages carry no VARIABLE marker")
+    return text[:cut]

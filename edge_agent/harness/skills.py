@@ -21,6 +21,7 @@ MAX_STEPS = 8  # more steps than this is more than a small model follows
 MAX_DESCRIPTION_CHARS = 200  # one line in the planner's menu
 NONE_SKILL = "none"  # the planner's choice for answering without tools
 REQUIRED_KEYS = ("name", "description", "tools")
+OPTIONAL_KEYS = ("stop_after",)
 
 
 class SkillError(ValueError):
@@ -41,6 +42,9 @@ class Skill:
     """The numbered steps, without their numbers."""
     path: Path
     """Where it was loaded from."""
+    stop_after: tuple[str, ...] = ()
+    """Tools whose useful result completes the skill: L2 then stops without another generation
+    and answer selection builds the answer (for a result that is the answer, such as the date)."""
 
     def steps_text(self) -> str:
         return "\n".join(f"{i}. {s}" for i, s in enumerate(self.steps, 1))
@@ -65,8 +69,9 @@ def parse_skill(path: Path) -> Skill:
             continue
         key, sep, value = line.partition(":")
         key = key.strip()
-        if not sep or key not in REQUIRED_KEYS:
-            raise SkillError(f"{path}:{n}: expected one of {', '.join(REQUIRED_KEYS)} as 'key: value', got {line!r}")
+        if not sep or key not in REQUIRED_KEYS + OPTIONAL_KEYS:
+            raise SkillError(f"{path}:{n}: expected one of {', '.join(REQUIRED_KEYS + OPTIONAL_KEYS)} as "
+                             f"'key: value', got {line!r}")
         if key in meta:
             raise SkillError(f"{path}:{n}: {key} given twice")
         meta[key] = value.strip()
@@ -82,12 +87,19 @@ def parse_skill(path: Path) -> Skill:
         raise SkillError(f"{path}: name {name!r} does not match the file name {path.stem!r}")
     if len(meta["description"]) > MAX_DESCRIPTION_CHARS:
         raise SkillError(f"{path}: description longer than {MAX_DESCRIPTION_CHARS} characters")
-    tools = tuple(t.strip() for t in meta["tools"].strip("[]").split(",") if t.strip())
+    tools = _names(meta["tools"])
     if not tools:
         raise SkillError(f"{path}: tools is empty")
     if len(set(tools)) != len(tools):
         raise SkillError(f"{path}: a tool is listed twice in {list(tools)}")
-    return Skill(name, meta["description"], tools, _parse_steps(path, lines, end + 1), path)
+    stop_after = _names(meta.get("stop_after", ""))
+    if set(stop_after) - set(tools):
+        raise SkillError(f"{path}: stop_after names {sorted(set(stop_after) - set(tools))}, not among its tools")
+    return Skill(name, meta["description"], tools, _parse_steps(path, lines, end + 1), path, stop_after)
+
+
+def _names(value: str) -> tuple[str, ...]:
+    return tuple(t.strip() for t in value.strip("[]").split(",") if t.strip())
 
 
 def _parse_steps(path: Path, lines: list[str], start: int) -> tuple[str, ...]:

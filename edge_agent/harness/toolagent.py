@@ -102,9 +102,10 @@ class ToolAgent:
             return await self._run_without_generation(turn, name, instruction, role)
         date_text = await plumbing.date_context(turn, self.toolbox) if plumbing.wants_dates(tool.Args) else None
         messages = prompts.l3_messages(manifest, tool.Args, instruction, date_text)
+        static = prompts.l3_static(manifest, tool.Args, date_text)
         try:
             args, raw, _ = await turn.structured(role, messages, tool.Args, max_tokens=l3_max_tokens(tool.Args),
-                                                 bound_tools=[name], input=instruction, tool=name)
+                                                 bound_tools=[name], input=instruction, tool=name, head=static)
         except ModelCallFailed as failed:
             if isinstance(failed.cause, ContextOverflow) or not model_misbehaved(failed.cause):
                 raise

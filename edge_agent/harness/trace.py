@@ -36,6 +36,8 @@ class RoleUsage:
     """Prompt tokens reused from the KV cache."""
     generated_tokens: int = 0
     """Tokens decoded."""
+    forced_tokens: int = 0
+    """Of generated_tokens, those the grammar forced (appended in a batch, no decode step)."""
     ms: float = 0.0
     """Model time (prefill + decode)."""
 
@@ -63,6 +65,7 @@ class Tracer:
         ru.prompt_tokens += usage.prompt_tokens
         ru.cached_tokens += usage.cached_tokens
         ru.generated_tokens += usage.generated_tokens
+        ru.forced_tokens += usage.forced_tokens
         ru.ms += usage.ms
         self.queue_wait_ms += usage.wait_ms
 
@@ -91,6 +94,7 @@ class Tracer:
             "model_calls": sum(r["calls"] for r in roles.values()),
             "prefill_tokens": sum(r["prompt_tokens"] - r["cached_tokens"] for r in roles.values()),
             "decode_tokens": sum(r["generated_tokens"] for r in roles.values()),
+            "forced_tokens": sum(r["forced_tokens"] for r in roles.values()),
             "tool_ms": round(self.tool_ms, 1),
             "queue_wait_ms": round(self.queue_wait_ms, 1),
             "wall_ms": round((time.monotonic() - self.started) * 1000, 1),
@@ -101,7 +105,8 @@ def usage_dict(usage: Usage | None) -> dict[str, Any]:
     if usage is None:
         return {}
     return {"prompt_tokens": usage.prompt_tokens, "cached_tokens": usage.cached_tokens,
-            "generated_tokens": usage.generated_tokens, "prefill_ms": round(usage.prefill_ms, 1),
+            "generated_tokens": usage.generated_tokens, "forced_tokens": usage.forced_tokens,
+            "prefill_ms": round(usage.prefill_ms, 1),
             "decode_ms": round(usage.decode_ms, 1), "wait_ms": round(usage.wait_ms, 1)}
 
 

@@ -17,6 +17,7 @@ from typing import Any, Callable, Sequence, TypeVar
 from pydantic import BaseModel
 
 from edge_agent.config import HarnessSettings
+from edge_agent.harness import prompts
 from edge_agent.harness.channels import SideChannels
 from edge_agent.harness.outcome import PillSink
 from edge_agent.harness.trace import Tracer
@@ -126,6 +127,7 @@ class TurnContext:
     """Pill labels emitted, in order."""
     generated_tokens: int = 0
     """Tokens decoded so far, all roles."""
+
     l2_steps: int = 0
     """L2 steps taken in the current attempt."""
     memo: dict[str, Any] = field(default_factory=dict)
@@ -196,23 +198,30 @@ class TurnContext:
         return self.model.count_tokens(prompt) + max_tokens <= self.model.n_ctx
 
     # -- model calls -------------------------------------------------------------------------------
+    def render_head(self, head: Sequence[ChatMessage] | None) -> str | None:
+        """The static head of a prompt kind: its messages with prompts.VARIABLE, rendered and cut."""
+        return prompts.head_text(self.model.render_chat, head) if head is not None else None
+
     async def structured(self, role: str, messages: Sequence[ChatMessage], schema: type[T], *,
                          max_tokens: int, bound_tools: list[str], input: str, session: str | None = None,
-                         tool: str | None = None) -> tuple[T, str, Usage]:
-        """One constrained generation, bounded, traced and accounted."""
+                         tool: str | None = None, head: Sequence[ChatMessage] | None = None) -> tuple[T, str, Usage]:
+        """One constrained generation, bounded, traced and accounted. `head`: the prompt kind's
+        messages with prompts.VARIABLE, so the runtime can keep the static head's KV state."""
         prompt = self.model.render_chat(messages, add_generation_prompt=True)
         self.check_budget(max_tokens)
+        head_text = self.render_head(head)
         return await self._call(role, prompt, bound_tools, input, tool, lambda: self.model.generate_structured(
-            prompt, schema, max_tokens=max_tokens, role=role, session=session, deadline=self.deadline()),
-            structured=True)
+            prompt, schema, max_tokens=max_tokens, role=role, session=session, deadline=self.deadline(),
+            head=head_text), structured=True)
 
     async def text(self, role: str, messages: Sequence[ChatMessage], *, max_tokens: int, input: str,
-                   session: str | None = None) -> tuple[str, Usage]:
-        """One free-text generation, bounded, traced and accounted."""
+                   session: str | None = None, head: Sequence[ChatMessage] | None = None) -> tuple[str, Usage]:
+        """One free-text generation, bounded, traced and accounted (`head` as for structured)."""
         prompt = self.model.render_chat(messages, add_generation_prompt=True)
         self.check_budget(max_tokens)
+        head_text = self.render_head(head)
         out, _, usage = await self._call(role, prompt, [], input, None, lambda: self.model.generate(
-            prompt, max_tokens=max_tokens, role=role, session=session, deadline=self.deadline()),
+            prompt, max_tokens=max_tokens, role=role, session=session, deadline=self.deadline(), head=head_text),
             structured=False)
         return out, usage
 

@@ -94,8 +94,7 @@ class AgentService:
         self.replies = ReplySender(self.bridge, conn)
         self.directory = DeviceDirectory(self.topics, self.device, paired_devices)
         self.remote = RemoteFileSearch(self.bridge, self.topics, self.device, self.directory)
-        self.status = StatusPublisher(self.bridge, self.topics, self.device, "agent",
-                                      lambda: self.metrics.snapshot(queue_depth=self.queue_depth),
+        self.status = StatusPublisher(self.bridge, self.topics, self.device, "agent", self._snapshot,
                                       settings.ops.status_interval_s)
         self._low_memory = is_low_memory or (lambda: low_memory(settings.ops.min_available_mb))
         self._queue: FairQueue[Job] = FairQueue()
@@ -107,6 +106,14 @@ class AgentService:
         self.asker: Asker | None = None
         h = settings.harness
         self.guard_s = h.deadline_s * GUARD_FACTOR + GUARD_SLACK_S
+
+    def _snapshot(self) -> dict:
+        """The status figures: the metrics, plus what the assistant says of itself (heads warming)."""
+        snap = self.metrics.snapshot(queue_depth=self.queue_depth)
+        extra = getattr(self.asker, "status", None)
+        if callable(extra):
+            snap.update(extra())
+        return snap
 
     @property
     def queue_depth(self) -> int:

@@ -61,7 +61,7 @@ def test_expected_shares_come_from_the_skills():
 def test_ask_local_json_streams_pills_then_the_answer(tmp_path, monkeypatch, capsys):
     import edge_agent.llm
 
-    model = role_model(planner=[plan("date_question")], l2=[call("current_date", "today"), answer("Monday")])
+    model = role_model(planner=[plan("date_question")], l2=[call("current_date", "today")])
     monkeypatch.setattr(edge_agent.llm, "load_model", lambda settings: model)
     data = str(tmp_path / "data")
     code = main(["--data-dir", data, "ask", "--local", "--json", "--now", "2026-11-02T09:00:00", "--timeout", "30",
@@ -72,7 +72,7 @@ def test_ask_local_json_streams_pills_then_the_answer(tmp_path, monkeypatch, cap
     assert events[0]["label"] == "Date"
     final = events[-1]
     assert final["exit_kind"] == "complete" and final["answer"].startswith("Today is Monday, 2026-11-02")
-    assert final["usage"]["model_calls"] == 3 and final["tools_called"] == ["current_date"]
+    assert final["usage"]["model_calls"] == 2 and final["tools_called"] == ["current_date"]
     # The question was traced into the data dir.
     assert main(["--data-dir", data, "trace", final["request_id"]]) == 0
     assert "l3.current_date.1" in capsys.readouterr().out

@@ -54,6 +54,8 @@ def test_every_role_prompt_fits_the_window_with_room_for_work():
     ("---\nname: broken\ndescription: d\ntools: check_notebook\n---\n", "no numbered steps"),
     ("---\nname: broken\ndescription: d\ntools: a, a\n---\n1. x\n", "listed twice"),
     ("---\nname: broken\ndescription: d\ntools: \n---\n1. x\n", "lacks tools"),
+    ("---\nname: broken\ndescription: d\ntools: check_notebook\nstop_after: grep_memory\n---\n1. x\n",
+     "stop_after names ['grep_memory'], not among its tools"),
 ])
 def test_broken_skill_names_the_file_and_problem(tmp_path, text, problem):
     path = tmp_path / "broken.md"
@@ -103,3 +105,17 @@ async def test_a_skill_too_big_for_the_window_stops_start_up(tmp_path):
     with pytest.raises(SkillError, match=r"huge\.md: L2's prompt"):
         async with build_assistant(settings, model=role_model(), skills_dir=skills):
             pass
+
+
+async def test_a_skill_done_after_its_tool_ends_l2_without_another_generation(tmp_path):
+    from harness_kit import answer, call, plan
+    from edge_agent.app import build_assistant
+    from edge_agent.config import load_settings
+
+    assert load_skills()["date_question"].stop_after == ("current_date",)
+    model = role_model(planner=[plan("date_question")], l2=[call("current_date", "today"), answer("never asked")])
+    settings = load_settings(None, {"data_dir": str(tmp_path / "data")}, environ={})
+    async with build_assistant(settings, model=model, now="2026-11-02T09:00:00") as assistant:
+        out = await assistant.ask("What's the date today?", request_id="d1")
+    assert [c.role for c in model.calls] == ["planner", "l2"]  # no step after current_date, no synthesis
+    assert out.exit_kind == "complete" and "2026-11-02" in out.answer and out.sources == ["date"]

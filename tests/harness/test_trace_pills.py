@@ -1,6 +1,8 @@
 """Trace tags and counter order, stored traces, pills before the answer, the hidden list_devices."""
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from harness_kit import RESUME_TEXT, answer, call, plan, role_model
@@ -8,11 +10,11 @@ from edge_agent.store.traces import load_traces
 from edge_agent.tools.registry import build_tools
 
 
-def file_question_model(**kw):
+def file_question_model(l2_answer: str = "Done.", **kw):
     return role_model(
         planner=[plan("find_document")],
         l2=[call("find_file", "my resume"), call("check_notebook", "email address"),
-            call("find_file", "my CV document"), answer("clara.brennan@example.org")],
+            call("find_file", "my CV document"), answer(l2_answer)],
         l3={"find_file": lambda i: {"query": "resume curriculum vitae", "devices": ["bogus-device"]},
             "check_notebook": [{"query": "email"}]},
         synth="Your email is clara.brennan@example.org.", **kw)
@@ -37,6 +39,21 @@ async def test_role_tags_share_one_counter_and_traces_are_stored(make_harness, d
     assert out.attachment["device"] == "laptop" and out.attachment["name"] == "resume.txt"
     assert out.attachment["path"].endswith("laptop/docs/resume.txt")
     assert out.sources == ["files"]
+
+
+async def test_a_grounded_l2_answer_is_the_answer_without_a_synthesis_session(make_harness, db):
+    model = file_question_model("Your email is clara.brennan@example.org.")
+    out = await make_harness(model).ask("What email is on my resume?", request_id="r1")
+    assert [c.role for c in model.calls][-1] == "l2"
+    assert out.answer == "Your email is clara.brennan@example.org."
+    assert out.attachment["name"] == "resume.txt" and out.sources == ["files"]
+
+
+async def test_an_l2_answer_that_states_a_value_not_found_is_synthesized_again(make_harness, db):
+    model = file_question_model("Your email is clara@example.com.")  # not the resume's address
+    out = await make_harness(model).ask("What email is on my resume?", request_id="r1")
+    assert [c.role for c in model.calls][-1] == "synth"
+    assert out.answer == "Your email is clara.brennan@example.org."
 
 
 async def test_tracing_off_stores_nothing(make_harness, db):
@@ -100,18 +117,19 @@ async def test_calendar_l3_gets_concrete_date_ranges(make_harness):
     await make_harness(model).ask("What's on next week?", request_id="r6")
     l3 = next(c for c in model.calls if c.role.startswith("l3.queryCalendar"))
     assert "Today is Monday 2026-11-02." in l3.prompt
-    assert "next week: 2026-11-09 to 2026-11-15" in l3.prompt
+    assert re.search(r"next week: 2026-11-09( to |\.\.| - )2026-11-15;", l3.prompt)
     assert l3.prompt.rindex("next week: 2026-11-09") > l3.prompt.index("Rules:")  # variable text last
     assert l3.schema is not None and set(l3.schema.model_fields) == {"start", "end"}
 
 
 async def test_current_date_runs_without_generation_and_answers_deterministically(make_harness, db):
-    model = role_model(planner=[plan("date_question")], l2=[call("current_date", "today"), answer("Monday")])
+    model = role_model(planner=[plan("date_question")], l2=[call("current_date", "today")])
     out = await make_harness(model).ask("What is the date next week?", request_id="r7")
-    assert [c.role for c in model.calls] == ["planner", "l2", "l2"]  # no l3, no synth generation
+    # no l3, no synth generation, and no L2 step after current_date: date_question stops there
+    assert [c.role for c in model.calls] == ["planner", "l2"]
     assert out.answer == "Today is Monday, 2026-11-02. Next week runs from 2026-11-09 to 2026-11-15."
     rows = await load_traces(db, "r7")
-    assert [r.role for r in rows] == ["planner", "l2", "l3.current_date.1", "l2"]
+    assert [r.role for r in rows] == ["planner", "l2", "l3.current_date.1"]
     assert rows[2].prompt == "" and "2026-11-02" in rows[2].output
     assert out.pills == ["Date"]
 
@@ -124,9 +142,21 @@ async def test_usage_has_the_shape_ops_reads(make_harness, mode):
         model = role_model(l2=[{"tool": "find_file", "args": {"query": "resume"}}, {"answer": "x"}], synth="y")
     out = await make_harness(model).ask("email?", request_id="r8", mode=mode)
     u = out.usage
-    assert set(u) == {"roles", "model_calls", "prefill_tokens", "decode_tokens", "tool_ms", "queue_wait_ms", "wall_ms"}
+    assert set(u) == {"roles", "model_calls", "prefill_tokens", "decode_tokens", "forced_tokens", "tool_ms",
+                      "queue_wait_ms", "wall_ms"}
     assert set(u["roles"]) == {"planner", "l2", "l3", "synth"}
     for r in u["roles"].values():
-        assert set(r) == {"calls", "prompt_tokens", "cached_tokens", "generated_tokens", "ms"}
+        assert set(r) == {"calls", "prompt_tokens", "cached_tokens", "generated_tokens", "forced_tokens", "ms"}
     assert u["model_calls"] == len(model.calls)
     assert u["decode_tokens"] > 0 and u["prefill_tokens"] > 0
+
+
+def test_date_ranges_are_written_in_the_fewest_tokens_and_a_day_once():
+    from edge_agent.harness.prompts import date_context
+
+    payload = {"today": "2026-11-02", "weekday": "Monday",
+               "ranges": {"today": ["2026-11-02", "2026-11-02"], "next_week": ["2026-11-09", "2026-11-15"]}}
+    by_length = date_context(payload, len)
+    assert "today: 2026-11-02;" in by_length and "next week: 2026-11-09..2026-11-15." in by_length
+    spaces_cost = lambda text: len(text) + 100 * text.count("..")  # noqa: E731  a tokenizer that dislikes ".."
+    assert "next week: 2026-11-09 - 2026-11-15." in date_context(payload, spaces_cost)
