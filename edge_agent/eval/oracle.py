@@ -1,12 +1,15 @@
 """The oracle: a scripted perfect model that drives the real harness along each question's plan.
 
 It answers every generation the harness asks for, by role:
-  planner        -> plan(skill) from the question's plan (a replan, after nothing usable was
-                    found, chooses "none": there is no better route than the ideal one);
-  l2             -> call_tool(tool, instruction) for each planned call in order, then an answer;
+  planner        -> plan(skill) from the question's plan, without the optional rationale (a
+                    replan, after nothing usable was found, chooses "none": there is no better
+                    route than the ideal one);
+  l2             -> call_tool(tool, instruction) for each planned call in order, then the answer
+                    a perfect reader gives from the tool results in its transcript: the shortest
+                    clause carrying each expected fact (or "not found");
   l3.<tool>.<n>  -> the planned arguments of the call L2 just made;
   synth          -> a perfect extractive reading of the facts the harness put in the prompt: the
-                    lines (or sentences) that carry an expected fact, and nothing else.
+                    shortest clauses that carry the expected facts, and nothing else.
 Everything else — dispatch, tools, side channels, answer selection — is the real harness, so a
 question the oracle misses points at tools, data or answer synthesis, not at a model.
 """
@@ -24,9 +27,11 @@ from edge_agent.llm.doubles import CallInfo, FunctionModel
 
 log = logging.getLogger(__name__)
 
-ORACLE_RATIONALE = "Follow the steps of the skill for the user's question."
 NOT_FOUND_ANSWER = "I could not find that in your notes, files, calendar or memory."
-L2_DONE = "Done; the answer is built from what the tools found."
+ANSWER_CHARS = 200  # follower.ANSWER_CHARS: L2's answer limit
+CLAUSE_SPLIT = re.compile(r"(?<=[,;:])\s+|\s+(?:—|–|·)\s+")  # a sentence's clauses, for the shortest answer
+CLAUSE_CHARS = 60  # a longer clause is answered with the fact alone, as a terse reader would
+STEP_LINE = re.compile(r"^\s*(?:\{|###|<)")  # L2's own JSON steps and template markup, not tool results
 FACTS_MARK = "Facts:\n"  # where harness.prompts.synth_messages starts the evidence
 QUESTION_MARK = "\n\nQuestion:"  # and where it ends it
 # A sentence ends at . ! ? before a capital, digit or quote, but not after a title abbreviation.
@@ -79,7 +84,7 @@ class Oracle:
         st.calls_made = 0
         st.last_call = None
         skill = st.question.plan.skill if st.plans == 1 else "none"
-        return {"skill": skill, "rationale": ORACLE_RATIONALE}
+        return {"skill": skill}
 
     def _l2(self, info: CallInfo) -> dict[str, Any]:
         st = self.state
@@ -93,7 +98,10 @@ class Oracle:
                 log.warning("%s: instruction cut to %d characters", st.question.id, INSTRUCTION_CHARS)
                 instruction = instruction[:INSTRUCTION_CHARS]
             return {"call_tool": {"tool": call.tool, "instruction": instruction}}
-        return {"answer": L2_DONE}
+        q = st.question
+        evidence = tool_results(info.prompt, q.question)
+        text = (None if q.category == "unanswerable" else shortest_answer(evidence, q.expected_facts))
+        return {"answer": (text or NOT_FOUND_ANSWER)[:ANSWER_CHARS]}
 
     def _l3(self, info: CallInfo) -> dict[str, Any]:
         st = self.state
@@ -113,7 +121,7 @@ class Oracle:
         q = self.state.question
         if q.category == "unanswerable":
             return NOT_FOUND_ANSWER
-        return extract_answer(facts_section(info.prompt), q.expected_facts) or NOT_FOUND_ANSWER
+        return shortest_answer(facts_section(info.prompt), q.expected_facts) or NOT_FOUND_ANSWER
 
 
 def facts_section(prompt: str) -> str:
@@ -124,6 +132,40 @@ def facts_section(prompt: str) -> str:
     start += len(FACTS_MARK)
     end = prompt.rfind(QUESTION_MARK)
     return prompt[start:end if end > start else len(prompt)]
+
+
+def tool_results(prompt: str, question: str) -> str:
+    """What the tools returned in an L2 prompt: the lines after the question that are neither
+    L2's own steps nor template markup."""
+    at = prompt.rfind(question)
+    after = prompt[at + len(question):] if at >= 0 else prompt
+    return "\n".join(ln for ln in after.splitlines() if ln.strip() and not STEP_LINE.match(ln))
+
+
+def shortest_answer(evidence: str, facts: list[str]) -> str:
+    """The shortest clause of `evidence` carrying each fact (a file question: its first line)."""
+    if not facts:
+        return extract_answer(evidence, facts)
+    out: list[str] = []
+    for fact in facts:
+        sentence = _piece_with([ln.strip() for ln in evidence.splitlines() if ln.strip()], fact)
+        if sentence is None:
+            return ""
+        clause = next((c for c in CLAUSE_SPLIT.split(sentence) if contains(c, fact)), sentence)
+        clause = clause.strip().rstrip(",;:.")
+        if len(clause) > CLAUSE_CHARS:
+            clause = _as_written(clause, fact)
+        if not any(contains(o, clause) for o in out):
+            out.append(clause)
+    return "; ".join(out) + "."
+
+
+def _as_written(text: str, fact: str) -> str:
+    """`fact` as `text` spells it (case and accents as written), else the fact itself."""
+    at = normalise(text).find(normalise(fact))
+    if at >= 0 and normalise(text) == text.casefold() and len(text) == len(normalise(text)):
+        return text[at:at + len(fact)]
+    return fact
 
 
 def extract_answer(evidence: str, facts: list[str]) -> str:

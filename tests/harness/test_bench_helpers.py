@@ -5,7 +5,7 @@ import pytest
 from pydantic import ValidationError
 
 from harness_kit import role_model
-from edge_agent.eval.bench_harness import _forced, pick_questions, prompt_sizes, resumes
+from edge_agent.eval.bench_harness import compact, pick_questions, prompt_sizes, question_cost, resumes
 from edge_agent.harness.synthetic import DOMAINS, synthetic_tools
 from edge_agent.store.traces import TraceRow
 
@@ -39,14 +39,17 @@ def test_resumes_count_only_l2_steps_after_a_dispatch():
     assert resumes(rows) == [{"prompt": 520, "cached": 420, "reprefill": 100, "new": 90}]
 
 
-def test_forced_schema_admits_exactly_the_planned_value():
-    planned = {"call_tool": {"tool": "find_file", "instruction": "my resume"}, "extra": [], "n": 3, "ok": True}
-    schema = _forced(planned)
-    assert schema.model_validate(planned).model_dump() == planned
-    with pytest.raises(ValidationError):
-        schema.model_validate({**planned, "n": 4})
-    with pytest.raises(ValidationError):
-        schema.model_validate({**planned, "extra": ["x"]})
+def test_steered_values_are_written_as_the_compact_grammar_writes_them():
+    from edge_agent.harness.follower import step_schema
+
+    schema = step_schema(("find_file", "check_notebook"), False)
+    value = {"call_tool": {"instruction": "my résumé", "tool": "find_file"}}  # keys out of schema order
+    assert compact(schema, value) == '{"call_tool":{"tool":"find_file","instruction":"my résumé"}}'
+
+
+def test_a_question_is_priced_at_pi_rates_with_forced_tokens_at_the_prefill_rate():
+    cost = question_cost({"prefill_tokens": 267, "decode_tokens": 54, "forced_tokens": 10, "model_calls": 4})
+    assert cost["pi5_s"] == round((267 + 10) / 26.7 + 44 / 4.42, 2)
 
 
 def test_pick_questions_spreads_over_categories():
@@ -56,3 +59,5 @@ def test_pick_questions_spreads_over_categories():
 
     qs = [Q(1, "person"), Q(2, "person"), Q(3, "person"), Q(4, "date"), Q(5, "file")]
     assert [q.id for q in pick_questions(qs, 4)] == [1, 4, 5, 2]
+    assert [q.id for q in pick_questions(qs, per_category=1)] == [1, 4, 5]
+    assert [q.id for q in pick_questions(qs)] == [1, 4, 5, 2, 3]

@@ -63,29 +63,37 @@ async def test_free_questions_end_in_an_exit_kind(real_model, settings):
 
 
 class Route:
-    """A fixed route: plan find_document, one find_file call, then answer."""
+    """A fixed route: plan find_document, one find_file call, then L2's answer (`answer`)."""
+
+    def __init__(self, answer: str):
+        self.answer = answer
 
     def respond(self, info):
         if info.role == "planner":
-            return {"skill": "find_document", "rationale": "resume"}  # short: forced tokens decode slowly
+            return {"skill": "find_document"}
         if info.role == "l2":
             if "### Tool result" in info.prompt:
-                return {"answer": "done"}
+                return {"answer": self.answer}
             return {"call_tool": {"tool": "find_file", "instruction": "my resume"}}
         if info.role.startswith("l3.find_file"):
-            return {"devices": [], "query": "resume"}
+            return {"query": "resume", "devices": []}
+        if info.role == "synth":
+            return "The email on the resume is clara.brennan@example.org."
         raise AssertionError(info.role)
 
 
 async def test_routed_question_emits_pills_and_resumes_l2_from_the_cache(real_model, settings):
     pills: list[str] = []
-    async with build_assistant(settings, model=GuidedModel(real_model, Route()), now=NOW) as assistant:
+    route = Route("The email on your resume is clara.brennan@example.org.")
+    async with build_assistant(settings, model=GuidedModel(real_model, route), now=NOW) as assistant:
         out = await assistant.ask("What email is on my resume?", request_id="route1", on_pill=pills.append)
         rows = await load_traces(assistant.harness.db, "route1")
     assert out.exit_kind == "complete"
     assert pills == ["Files"] and out.tools_called == ["find_file"]
     assert out.attachment["name"] == "resume.txt" and out.sources == ["files"]
-    assert [r.role for r in rows] == ["planner", "l2", "l3.find_file.1", "l2", "synth"]
+    # L2's answer states the resume's address: it is the answer, no synthesis session runs.
+    assert [r.role for r in rows] == ["planner", "l2", "l3.find_file.1", "l2"]
+    assert out.answer == route.answer
     check_records(rows, real_model)
     (resume,) = resumes(rows)
     # The resumed step reuses most of L2's transcript instead of prefilling it again.
