@@ -1,0 +1,1 @@
+"""Synthetic households and the questions asked about them, as training data for a LoRA adapter."""
