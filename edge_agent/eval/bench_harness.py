@@ -26,7 +26,8 @@ from typing import Any
 from pydantic import BaseModel
 
 from edge_agent.config import Settings
-from edge_agent.eval.projection import PI5, PiRates, percentile
+from edge_agent.eval.projection import PI5, PiRates, project_seconds
+from edge_agent.ops.metrics import percentile
 from edge_agent.harness import prompts
 from edge_agent.harness.skills import load_skills
 from edge_agent.harness.synthetic import synthetic_tools
@@ -161,13 +162,13 @@ def question_cost(usage: dict[str, Any], rates: PiRates = PI5) -> dict[str, floa
     (appended in a batch) at the prefill rate, decode steps at the decode rate."""
     prefilled, decoded = usage["prefill_tokens"], usage["decode_tokens"]
     forced = usage.get("forced_tokens", 0)
-    seconds = (prefilled + forced) / rates.prefill_tok_s + (decoded - forced) / rates.decode_tok_s
+    seconds = project_seconds(prefilled, decoded, forced, rates)
     return {"prefilled": prefilled, "decoded": decoded, "forced": forced, "calls": usage["model_calls"],
             "pi5_s": round(seconds, 2)}
 
 
 def _p50_p95(values: list[float]) -> dict[str, float]:
-    return {"p50": round(percentile(values, 50), 1), "p95": round(percentile(values, 95), 1)}
+    return {"p50": round(percentile(values, 50) or 0.0, 1), "p95": round(percentile(values, 95) or 0.0, 1)}
 
 
 async def run_questions(settings: Settings, model, questions: list, clock, mode: str,

@@ -14,7 +14,6 @@ import asyncio
 import contextlib
 import json
 import logging
-import math
 import os
 import re
 import signal
@@ -30,6 +29,7 @@ from edge_agent.net.broker import LocalBroker, start_local_broker
 from edge_agent.net.events import AskRequest
 from edge_agent.net.pairing import PairingPaths, add_member, read_password
 from edge_agent.net.rpc import AgentClient, new_request_id
+from edge_agent.ops.metrics import percentile
 from edge_agent.paths import PROJECT_ROOT
 
 log = logging.getLogger(__name__)
@@ -53,11 +53,6 @@ def add_arguments(parser) -> None:
     parser.add_argument("--requests", type=int, default=ROUNDTRIPS, help="measured round trips")
     parser.add_argument("--fault-requests", type=int, default=FAULT_REQUESTS,
                         help="requests in the fault run (0 skips it)")
-
-
-def percentile(values: list[float], pct: float) -> float:
-    ordered = sorted(values)
-    return ordered[max(1, math.ceil(pct / 100 * len(ordered))) - 1]
 
 
 class Rig:

@@ -16,7 +16,8 @@ import time
 from pathlib import Path
 
 from edge_agent.config import Settings
-from edge_agent.eval.bench_mqtt import _ask, percentile
+from edge_agent.eval.bench_mqtt import _ask
+from edge_agent.ops.metrics import percentile
 from edge_agent.net.rpc import AgentClient
 from edge_agent.net.webpage import MQTT_JS_VERSION, PAGE_BYTES_GOAL, PAGE_FILES, WEB_DIR, page_bytes
 

@@ -7,9 +7,10 @@ tokenizer splits text differently from the model measured here).
 """
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
-from typing import Iterable, Sequence
+from typing import Iterable
+
+from edge_agent.ops.metrics import percentile
 
 # Llama-3.2-3B Q4_K_M on a Raspberry Pi 5 (4x Cortex-A76, LPDDR4X), llama.cpp, 4 threads.
 # Source: github.com/davidscarth/edge-ai-study RASPI5.md (pp512 and tg128), as recorded in
@@ -37,25 +38,15 @@ class PiRates:
 PI5 = PiRates()
 
 
-def project_seconds(prefill_tokens: int, decode_tokens: int, rates: PiRates = PI5) -> float:
-    """Projected model seconds of one question on the Pi: prefill / pp rate + decode / tg rate."""
-    if prefill_tokens < 0 or decode_tokens < 0:
-        raise ValueError(f"token counts cannot be negative ({prefill_tokens}, {decode_tokens})")
-    return prefill_tokens / rates.prefill_tok_s + decode_tokens / rates.decode_tok_s
-
-
-def percentile(values: Sequence[float], pct: float) -> float:
-    """The pct-th percentile by linear interpolation between closest ranks (numpy's default)."""
-    if not values:
-        return 0.0
-    if not 0 <= pct <= 100:
-        raise ValueError(f"percentile must be within 0..100, got {pct}")
-    ordered = sorted(values)
-    pos = (len(ordered) - 1) * pct / 100
-    lo, hi = math.floor(pos), math.ceil(pos)
-    return ordered[lo] + (ordered[hi] - ordered[lo]) * (pos - lo)
+def project_seconds(prefill_tokens: int, decode_tokens: int, forced_tokens: int = 0, rates: PiRates = PI5) -> float:
+    """Projected model seconds of one question on the Pi: prefill / pp rate + decode / tg rate, where
+    the forced tokens among the decoded (appended by jump-forward in one batch) cost the pp rate."""
+    if prefill_tokens < 0 or decode_tokens < 0 or not 0 <= forced_tokens <= decode_tokens:
+        raise ValueError(f"bad token counts ({prefill_tokens}, {decode_tokens}, forced {forced_tokens})")
+    return (prefill_tokens + forced_tokens) / rates.prefill_tok_s + (decode_tokens - forced_tokens) / rates.decode_tok_s
 
 
 def p50_p95(values: Iterable[float]) -> tuple[float, float]:
+    """p50 and p95 by the project's one percentile (nearest rank); 0.0 for no values."""
     values = list(values)
-    return percentile(values, 50), percentile(values, 95)
+    return percentile(values, 50) or 0.0, percentile(values, 95) or 0.0

@@ -55,8 +55,9 @@ def render_markdown(summaries: Sequence[dict[str, Any]], results: Sequence[dict[
     row("prefilled tokens a question (mean)", [s["prefill_tokens_mean"] for s in summaries])
     row("decoded tokens a question (mean)", [s["decode_tokens_mean"] for s in summaries])
     row("token counts from", [s.get("token_source", "the model's tokenizer") for s in summaries])
-    row("*Pi 5 projected p50 / p95 (s) — projection*", [f"{s['pi_projected_s_p50']:.1f} / {s['pi_projected_s_p95']:.1f}"
-                                                        for s in summaries])
+    row("*Pi 5 projected p50 / p95 (s) — projection*",
+        [f"{s['pi_projected_s_p50']:.1f} / {s['pi_projected_s_p95']:.1f}" if s.get("pi_projected_s_p50") is not None
+         else "not projected (stand-in token counts)" for s in summaries])
     row("peak RSS (MB), measured here", [s["peak_rss_mb"] for s in summaries])
     row("notes added (must be 0)", [s.get("notebook_delta", 0) for s in summaries])
     row("wall time of the run (s)", [s.get("wall_s", 0) for s in summaries])
@@ -133,7 +134,7 @@ def render_chart(summaries: Sequence[dict[str, Any]], path: Path) -> Path:
               ("Pi 5 p50 (projected)", "pi_projected_s_p50", 1.0), ("Pi 5 p95 (projected)", "pi_projected_s_p95", 1.0)]
     for i, s in enumerate(summaries):
         xs = [j + i * width for j in range(len(groups))]
-        bars = right.bar(xs, [s[key] / div for _, key, div in groups], width, label=labels[i])
+        bars = right.bar(xs, [(s[key] or 0.0) / div for _, key, div in groups], width, label=labels[i])
         for bar, (name, _, _) in zip(bars, groups):
             if "projected" in name:
                 bar.set_hatch("//")

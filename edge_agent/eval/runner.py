@@ -31,8 +31,9 @@ EVAL_MODES: tuple[str, ...] = ("harness", "direct", "oracle")
 HARNESS_MODE = {"harness": "harness", "direct": "direct", "oracle": "harness"}  # what ask() is told
 ANSWER_CHARS_IN_PROGRESS = 60  # of the answer echoed on a progress line
 # The oracle is a test double: its token counts are the double's stand-in (about 4 bytes a token,
-# no KV-cache reuse), so its Pi projection is an upper-bound sketch, not the harness's cost.
-ORACLE_TOKEN_SOURCE = "stand-in estimate (~4 bytes a token, no KV cache)"
+# no KV-cache reuse), so nothing is projected from them. `edge-agent bench harness` drives the same
+# route through the real model and projects from its counts.
+ORACLE_TOKEN_SOURCE = "stand-in estimate (~4 bytes a token, no KV cache): not projected, see bench harness"
 
 
 def peak_rss_mb() -> float:
@@ -82,7 +83,7 @@ class QuestionResult:
     """Tokens generated."""
     tool_ms: float
     """Time inside real tools."""
-    pi_projected_s: float
+    pi_projected_s: float | None
     """PROJECTION: model seconds on a Pi 5 with a 3B Q4_K_M model (see projection.py)."""
     rss_mb: float
     """Resident set after the question."""
@@ -215,6 +216,8 @@ def _result(mode: str, q: Question, request_id: str, outcome: Outcome, runs: lis
     sc = scoring.score(q, obs, aliases=aliases, effect_tools=effects)
     usage = outcome.usage or {}
     prefill, decode = int(usage.get("prefill_tokens", 0)), int(usage.get("decode_tokens", 0))
+    forced = int(usage.get("forced_tokens", 0))
+    projected = None if mode == "oracle" else round(project_seconds(prefill, decode, forced), 2)
     attachment = outcome.attachment or {}
     return QuestionResult(
         mode=mode, id=q.id, category=q.category, question=q.question, request_id=request_id,
@@ -223,7 +226,7 @@ def _result(mode: str, q: Question, request_id: str, outcome: Outcome, runs: lis
         calls=[{"tool": r.tool, "args": r.args, "found": r.found, "error": r.error} for r in obs.runs],
         score=sc.as_dict(), latency_ms=round(latency_ms, 1), model_calls=int(usage.get("model_calls", 0)),
         prefill_tokens=prefill, decode_tokens=decode, tool_ms=float(usage.get("tool_ms", 0.0)),
-        pi_projected_s=round(project_seconds(prefill, decode), 2), rss_mb=round(current_rss_mb(), 1),
+        pi_projected_s=projected, rss_mb=round(current_rss_mb(), 1),
         peak_rss_mb=round(peak_rss_mb(), 1), error=outcome.error, reason=getattr(outcome, "reason", None),
         pending_preview=outcome.pending.preview if outcome.pending else None)
 
