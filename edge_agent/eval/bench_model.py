@@ -1,4 +1,8 @@
-"""Model runtime speed: raw llama-cpp-python vs the runtime (lock, worker thread, accounting)."""
+"""Model runtime speed: raw llama-cpp-python vs the runtime (lock, worker thread, accounting), and its memory.
+
+Memory: rss_over_model_kv_mb is the process's resident memory beyond the weights (the GGUF file,
+mmapped and touched) and the KV cache at n_ctx; cached prompt heads are excluded and reported apart.
+"""
 from __future__ import annotations
 
 import asyncio
@@ -65,6 +69,11 @@ async def _run(args, settings) -> dict:
         prefill.append(comp.usage.prefilled_tokens / (comp.usage.prefill_ms / 1000))
 
     med = statistics.median
+    from edge_agent.ops.sizing import estimate
+
+    need = estimate(model.path, n_ctx=model.n_ctx, n_batch=settings.model.n_batch, keep_sessions=False)
+    rss = _rss_mb()
+    heads_mb = model.head_cache_stats()["ram_bytes"] / 2**20
     result = {
         "model": model.name,
         "model_path": str(model.path),
@@ -75,7 +84,11 @@ async def _run(args, settings) -> dict:
         "runtime_over_raw": round(med(runtime) / med(raw), 3),
         "structured_decode_tps": round(med(structured), 2),
         "prefill_tps": round(med(prefill), 1),
-        "rss_mb": round(_rss_mb(), 1),
+        "rss_mb": round(rss, 1),
+        "model_mb": round(need.model_mb, 1),
+        "kv_mb": round(need.kv_mb, 1),
+        "head_cache_mb": round(heads_mb, 1),
+        "rss_over_model_kv_mb": round(rss - need.model_mb - need.kv_mb - heads_mb, 1),
         "rounds": args.rounds,
         "decode_tokens": DECODE_TOKENS,
     }

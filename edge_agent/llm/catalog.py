@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from edge_agent.ops.gguf import GGUFHeader
-from edge_agent.ops.sizing import LOGIT_BYTES, MIB, RUNTIME_BASE_MB, MemoryNeed, kv_cache_bytes
+from edge_agent.ops.sizing import MIB, RUNTIME_BASE_MB, MemoryNeed, kv_cache_bytes, logits_mb
 
 CATALOG_FILE = Path(__file__).with_name("models.toml")
 DEFAULT_HEAD_CACHE_MB = 256  # prompt-head KV cache budget when the config has no model.head_cache_mb
@@ -93,7 +93,7 @@ class CatalogModel:
         kv = kv_cache_bytes(self._header(), n_ctx)[0]
         return MemoryNeed(model_mb=self.size_bytes / MIB, kv_mb=kv / MIB,
                           sessions_mb=kv * kept_sessions / MIB if keep_sessions else 0.0,
-                          logits_mb=min(n_batch, n_ctx) * self.n_vocab * LOGIT_BYTES / MIB,
+                          logits_mb=logits_mb(self.n_vocab),
                           runtime_mb=float(RUNTIME_BASE_MB), layers=self.layers, kv_heads=self.kv_heads,
                           head_dim=self.head_dim, n_vocab=self.n_vocab)
 

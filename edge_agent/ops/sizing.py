@@ -3,7 +3,9 @@
 need = weights (the GGUF file, mmapped and fully touched by inference)
      + KV cache   2 (K and V) x layers x n_ctx x kv_heads x head_dim x 2 bytes (f16)
      + saved sessions  MAX_KEPT_SESSIONS more KV copies when keep_sessions is on
-     + logits     n_batch x n_vocab x 4 bytes (float32, llama-cpp-python's scores buffer)
+     + logits     OUTPUT_POSITIONS x n_vocab x 4 bytes: llama.cpp's outputs for the positions read
+                  (the last one, or a jump-forward batch); the runtime drops llama-cpp-python's
+                  n_batch x n_vocab scores buffer, which nothing reads
      + runtime    RUNTIME_BASE_MB for Python, the libraries, SQLite and MQTT
 MemoryHigh = need x HIGH_FACTOR and MemoryMax = MemoryHigh x MAX_FACTOR, each rounded up to
 LIMIT_STEP_MB. Run `python -m edge_agent.ops.sizing --config FILE` to print them.
@@ -21,6 +23,7 @@ from edge_agent.ops.gguf import ArrayInfo, GGUFHeader, read_header
 MIB = 1024 * 1024
 F16_BYTES = 2  # llama.cpp's default KV cache type is f16
 LOGIT_BYTES = 4  # float32 logits
+OUTPUT_POSITIONS = 49  # logits rows llama.cpp keeps at most: a jump-forward batch (grammar_decode.MAX_JUMP_CHARS) + 1
 RUNTIME_BASE_MB = 200  # Python + llama.cpp compute buffers + aiosqlite + paho; measured ~150 on x86_64
 HIGH_FACTOR = 1.25  # MemoryHigh over the estimate: allocator slack and request peaks
 MAX_FACTOR = 1.25  # MemoryMax over MemoryHigh: room to be throttled before being killed
@@ -104,10 +107,15 @@ def estimate(model_path: Path, *, n_ctx: int, n_batch: int, keep_sessions: bool,
         model_mb=model_path.stat().st_size / MIB,
         kv_mb=kv / MIB,
         sessions_mb=(kv * kept_sessions / MIB) if keep_sessions else 0.0,
-        logits_mb=min(n_batch, n_ctx) * n_vocab * LOGIT_BYTES / MIB,
+        logits_mb=logits_mb(n_vocab),
         runtime_mb=float(RUNTIME_BASE_MB),
         layers=layers, kv_heads=kv_heads, head_dim=head_dim, n_vocab=n_vocab,
     )
+
+
+def logits_mb(n_vocab: int) -> float:
+    """The logits the runtime keeps, MiB."""
+    return OUTPUT_POSITIONS * n_vocab * LOGIT_BYTES / MIB
 
 
 def _round_up(mb: float) -> int:

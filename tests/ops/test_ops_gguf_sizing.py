@@ -94,7 +94,7 @@ def test_real_bundled_model_header_and_estimate(tiny_model_path):
     assert kv == 2 * 18 * 4096 * 1 * 256 * 2  # 72 MiB
     need = estimate(tiny_model_path, n_ctx=4096, n_batch=256, keep_sessions=True, kept_sessions=2)
     assert need.n_vocab == 262144 and need.kv_mb == 72.0 and need.sessions_mb == 144.0
-    assert need.logits_mb == 256.0 and need.model_mb == pytest.approx(tiny_model_path.stat().st_size / 2**20)
+    assert need.logits_mb == 49.0 and need.model_mb == pytest.approx(tiny_model_path.stat().st_size / 2**20)
     off = estimate(tiny_model_path, n_ctx=2048, n_batch=256, keep_sessions=False, kept_sessions=2)
     assert off.sessions_mb == 0 and off.kv_mb == 36.0
     limits = systemd_limits(need)
