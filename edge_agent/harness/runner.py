@@ -16,7 +16,7 @@ from typing import Any, Callable
 import aiosqlite
 
 from edge_agent.harness import answer as answers
-from edge_agent.harness import plumbing, prompts
+from edge_agent.harness.startup import static_heads
 from edge_agent.harness.direct import run_direct
 from edge_agent.harness.follower import Follower, FollowEnd
 from edge_agent.harness.outcome import Outcome, PendingAction, PillSink
@@ -63,20 +63,8 @@ class Harness:
         self.follower = Follower(self.toolbox, self.constrain_l2)
 
     async def static_heads(self) -> list[str]:
-        """Every static prompt head as of today, rendered: the planner's, L2's for each skill, L3's
-        for each tool a skill exposes (with today's date context where it takes dates), and the
-        synthesis and no-tools answers'. What the runtime evaluates once and keeps."""
-        kinds = [prompts.planner_static(self.skills.values())]
-        kinds += [prompts.l2_static(s.steps_text(), self.toolbox.exposed(s.tools)) for s in self.skills.values()]
-        exposed = {m.name for s in self.skills.values() for m in self.toolbox.exposed(s.tools)}
-        date_text = await plumbing.todays_date_context(self.toolbox, self.model.count_tokens)
-        for name in sorted(exposed):
-            args = self.toolbox.tools[name].Args
-            if args.model_fields:  # a tool without arguments runs without a generation
-                dates = date_text if plumbing.wants_dates(args) else None
-                kinds.append(prompts.l3_static(self.toolbox.manifest(name), args, dates))
-        kinds += [prompts.synth_static(), prompts.no_tools_static()]
-        return [prompts.head_text(self.model.render_chat, k) for k in kinds]
+        """Every static prompt head as of today, rendered: what the runtime evaluates once and keeps."""
+        return await static_heads(self.model, self.skills, self.toolbox)
 
     async def ask(self, question: str, *, request_id: str, mode: str = "harness",
                   on_pill: PillSink | None = None, device: str | None = None) -> Outcome:

@@ -1,11 +1,13 @@
-"""Start-up checks that need the model: every skill's and tool's prompt fits the window.
+"""Start-up work that needs the model: every prompt fits the window, and the static heads to warm.
 
 A skill whose L2 prompt (instructions, signatures, steps, a full-length plan and question) plus
 one step and one tool result cannot fit the window is a broken skill: start-up stops naming it.
 """
 from __future__ import annotations
 
-from edge_agent.harness import prompts
+from typing import Any, Callable
+
+from edge_agent.harness import plumbing, prompts
 from edge_agent.harness.follower import L2_STEP_MAX_TOKENS
 from edge_agent.harness.planner import RATIONALE_CHARS, plan_schema
 from edge_agent.harness.reserve import worst_case_tokens
@@ -17,6 +19,24 @@ from edge_agent.llm.base import Model
 
 QUESTION_PROBE = "word " * 200  # a long question (~200 tokens) for the worst-case count
 STEP_PROBE_TOKENS = 64  # an L2 call_tool step in the transcript
+
+
+async def static_heads(model: Any, skills: dict[str, Skill], toolbox: Toolbox) -> list[str]:
+    """Every static prompt head as of today, rendered by `model` (anything with render_chat and
+    count_tokens): the planner's, L2's for each skill, L3's for each tool a skill exposes (with
+    today's date context where it takes dates), and the synthesis and no-tools answers'."""
+    kinds = [prompts.planner_static(skills.values())]
+    kinds += [prompts.l2_static(s.steps_text(), toolbox.exposed(s.tools)) for s in skills.values()]
+    exposed = {m.name for s in skills.values() for m in toolbox.exposed(s.tools)}
+    date_text = await plumbing.todays_date_context(toolbox, model.count_tokens)
+    for name in sorted(exposed):
+        args = toolbox.tools[name].Args
+        if args.model_fields:  # a tool without arguments runs without a generation
+            dates = date_text if plumbing.wants_dates(args) else None
+            kinds.append(prompts.l3_static(toolbox.manifest(name), args, dates))
+    kinds += [prompts.synth_static(), prompts.no_tools_static()]
+    render: Callable = model.render_chat
+    return [prompts.head_text(render, k) for k in kinds]
 
 
 def check_prompts_fit(model: Model, skills: dict[str, Skill], toolbox: Toolbox, limits: Limits) -> dict[str, int]:

@@ -91,7 +91,8 @@ class LlamaCppModel:
                  n_batch: int = 256, keep_sessions: bool = True, window: int = 4096,
                  lock: GenerationLock | None = None, seed: int = 0, fast_grammar: bool = True,
                  extra_buffers: bool | None = None, head_cache_mb: float = DEFAULT_HEAD_CACHE_MB,
-                 head_cache_dir: Path | str | None = None, lora_path: Path | str | None = None):
+                 head_cache_dir: Path | str | None = None, lora_path: Path | str | None = None,
+                 vocab_only: bool = False):
         from llama_cpp import Llama  # imported here so tests of other parts never load it
 
         path = Path(path)
@@ -103,6 +104,10 @@ class LlamaCppModel:
                                       n_threads=n_threads, seed=seed, verbose=False, logits_all=False)
         if lora_path:
             kwargs["lora_path"] = str(lora_path)
+        self.vocab_only = vocab_only
+        """Tokenizer and chat template only, no weights (sizing prompts in milliseconds); cannot generate."""
+        if vocab_only:
+            kwargs["vocab_only"] = True
         # Sliding-window models (Gemma 3) keep only the window's KV cells by default, which makes
         # reusing an earlier prefix silently wrong; a full-size SWA cache keeps reuse exact.
         # Extra (repacking) buffer types stay on except where they include the AMX path (see above).
@@ -324,8 +329,8 @@ class LlamaCppModel:
                         role: str, session: str | None, deadline: float | None, head: str | None = None,
                         steer: str | None = None) -> tuple[str, str, Usage]:
         async with self.lock.hold() as wait_ms:
-            if self._llm is None:
-                raise ModelError("the model is closed")
+            if self._llm is None or self.vocab_only:
+                raise ModelError("the model is closed" if self._llm is None else "a vocab-only model cannot generate")
             self._apply_forgets()
             tokens = self._prompt_tokens(prompt, session)  # reads the keeper: under the lock
             check_window(len(tokens), max_tokens, self.n_ctx, role)

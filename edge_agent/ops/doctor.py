@@ -19,7 +19,7 @@ from edge_agent.config import Settings
 from edge_agent.llm.bundled import BUNDLED_FILE, bundled_model_path, sha256_file
 from edge_agent.ops import probes
 from edge_agent.ops.gguf import GGUFError, read_header
-from edge_agent.ops.sizing import SizingError, estimate
+from edge_agent.ops.sizing import MIB, SizingError, estimate, kv_cache_bytes
 
 log = logging.getLogger(__name__)
 
@@ -122,14 +122,59 @@ def check_memory(settings: Settings, path: Path, available_mb: float | None = No
         return Check(name, "fail", f"cannot estimate: {err}")
     available = probes.mem_available_mb() if available_mb is None else available_mb
     total = probes.total_mb() if total_mb is None else total_mb
-    figures = (f"need ~{need.total_mb:.0f} MiB (model {need.model_mb:.0f} + KV {need.kv_mb:.0f} + "
-               f"sessions {need.sessions_mb:.0f} + logits {need.logits_mb:.0f} + runtime {need.runtime_mb:.0f}), "
-               f"available {available or 0:.0f} of {total or 0:.0f} MiB")
-    if available is not None and need.total_mb <= available:
+    heads = settings.model.head_cache_mb  # the budget: what the cached prompt heads may take at most
+    total_need = need.total_mb + heads
+    figures = (f"need ~{total_need:.0f} MiB (model {need.model_mb:.0f} + KV {need.kv_mb:.0f} + "
+               f"sessions {need.sessions_mb:.0f} + logits {need.logits_mb:.0f} + runtime {need.runtime_mb:.0f} + "
+               f"head cache {heads:.0f}), available {available or 0:.0f} of {total or 0:.0f} MiB")
+    if available is not None and total_need <= available:
         return Check(name, "pass", figures)
-    if total is not None and need.total_mb <= total - OS_RESERVE_MB:
+    if total is not None and total_need <= total - OS_RESERVE_MB:
         return Check(name, "warn", figures + "; fits the board but not what is free now (service running?)")
     return Check(name, "fail", figures)
+
+
+def static_head_tokens(path: Path, settings: Settings) -> list[int]:
+    """Tokens of every static prompt head the service warms, counted with the model's own
+    tokenizer and chat template (loaded vocab-only: no weights)."""
+    import asyncio
+
+    from edge_agent.harness.skills import load_skills
+    from edge_agent.harness.startup import static_heads
+    from edge_agent.harness.toolbox import Toolbox
+    from edge_agent.llm.llamacpp import LlamaCppModel
+    from edge_agent.tools.base import ToolContext
+    from edge_agent.tools.clock import device_zone, system_clock
+    from edge_agent.tools.registry import build_tools
+
+    tools = build_tools(enforce_guards=False)
+    toolbox = Toolbox(tools, ToolContext(store=None, now=system_clock(device_zone(settings.timezone))))
+    model = LlamaCppModel(path, n_ctx=settings.model.n_ctx, vocab_only=True, head_cache_mb=0)
+    try:
+        heads = asyncio.run(static_heads(model, load_skills(known_tools=tools), toolbox))
+        return [len(model.tokenize(h, add_bos=True)) for h in heads]
+    finally:
+        model.close()
+
+
+def check_head_cache(settings: Settings, path: Path) -> Check:
+    """Whether every static prompt head's KV state fits the configured RAM budget."""
+    budget = settings.model.head_cache_mb
+    if budget <= 0:
+        return Check("prompt-head cache", "warn", "off (model.head_cache_mb = 0): every question prefills its "
+                                                  "whole prompt")
+    try:
+        per_token = kv_cache_bytes(read_header(path), 1)[0]
+        tokens = static_head_tokens(path, settings)
+    except Exception as err:  # a doctor row, never a crash
+        return Check("prompt-head cache", "fail", f"cannot size the heads: {err}")
+    need = sum(tokens) * per_token / MIB
+    detail = (f"{len(tokens)} heads, {sum(tokens)} tokens x {per_token / 1024:.0f} KiB/token = {need:.0f} MiB; "
+              f"budget {budget:.0f} MiB")
+    if need <= budget:
+        return Check("prompt-head cache", "pass", detail)
+    return Check("prompt-head cache", "warn", detail + "; over budget: the least used heads are read back from "
+                                                       f"{settings.heads_dir} or prefilled again")
 
 
 def check_broker(settings: Settings, timeout_s: float = BROKER_TIMEOUT_S) -> Check:
@@ -209,9 +254,12 @@ def run_checks(settings: Settings, *, now: Callable[[], datetime] | None = None,
     model = check_model(path)
     memory = (check_memory(settings, path) if path.is_file()
               else Check(f"memory (model + KV @ {settings.model.n_ctx})", "fail", "no model to size"))
+    heads = (check_head_cache(settings, path) if path.is_file()
+             else Check("prompt-head cache", "fail", "no model to size"))
     return [
         model,
         memory,
+        heads,
         check_broker(settings, broker_timeout_s),
         check_data_dir(settings.data_dir),
         check_disk(settings.data_dir),

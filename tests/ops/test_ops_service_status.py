@@ -92,6 +92,7 @@ def test_top_shows_the_running_service(tmp_path):
     assert status["rss_mb"] > 20 and status["mem_available_mb"] > 0 and status["queue_depth"] == 0
     assert 0 < status["latency_p50_ms"] <= status["latency_p95_ms"]
     assert set(status["last_request"]["role_ms"]) == {"planner", "l2", "l3", "synth"}
+    assert status["heads"] == "ready" and status["head_cache_mb"] == 0.0  # the scripted model keeps no KV
     logged = [json.loads(line) for line in (tmp_path / "serve.log").read_text().splitlines()
               if line.startswith("{")]
     assert logged and all("ts" in rec and "level" in rec for rec in logged)
