@@ -49,9 +49,9 @@ def slug(text: str) -> str:
 
 
 def code(rng: random.Random, pattern: str) -> str:
-    """A reference code from a pattern: A = letter, 9 = digit, anything else kept."""
-    return "".join(rng.choice(LETTERS) if ch == "A" else str(rng.randrange(10)) if ch == "9" else ch
-                   for ch in pattern)
+    """A reference code from a pattern: A = letter, 9 = digit, N = digit but 0, anything else kept."""
+    return "".join(rng.choice(LETTERS) if ch == "A" else str(rng.randrange(10)) if ch == "9"
+                   else str(rng.randrange(1, 10)) if ch == "N" else ch for ch in pattern)
 
 
 class PhoneBook:

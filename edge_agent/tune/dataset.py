@@ -38,7 +38,7 @@ def question_row(q: Question) -> dict:
 
 
 def write_questions(path: Path, questions: list[Question]) -> Path:
-    """Write questions as JSON Lines in the same format as world/questions.jsonl."""
+    """Write questions as JSON Lines, one Question a line, in the evaluation question file format."""
     path = Path(path)
     path.write_text("".join(json.dumps(question_row(q), ensure_ascii=False) + "\n" for q in questions),
                     encoding="utf-8")

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from datetime import date, timedelta
 
-from edge_agent.tune import vocab as V
+from edge_agent.tune import doc_filler, vocab as V
 from edge_agent.tune.common import MONTHS, code, long_date, money, slug
 from edge_agent.tune.context import Ctx
 from edge_agent.tune.vocab_places import SHOP_TYPES, UTILITY_WORDS
@@ -29,7 +29,7 @@ def bills(ctx: Ctx) -> None:
     kinds = r.sample(("electricity", "gas", "water", "broadband"), r.choice((2, 3)))
     for kind in kinds:
         supplier = f"{r.choice(V.BRAND_A)} {UTILITY_WORDS[kind]}"
-        account = code(r, r.choice(("99999999", "AA-9999999", "9999 9999 99")))
+        account = code(r, r.choice(("N9999999", "AA-9999999", "N999 9999 99")))
         help_line = {"us555": "(800) 555-01", "acma": "1800 555 0"}.get(loc.phones, "0808 157 0")
         help_line += f"{r.randrange(100):02d}" if loc.phones == "us555" else f"{r.randrange(1000):03d}"
         ext = r.choice(("txt", "txt", "md"))
@@ -116,7 +116,7 @@ def receipts(ctx: Ctx) -> None:
         lines += [f"{item:<24}{money(price, loc):>10}" for item, price in items]
         lines += ["", f"TOTAL {money(total, loc)} paid at {shop}",
                   f"Card ending {r.randrange(1000, 9999)}, contactless", "",
-                  f"Receipt no. {code(r, '99999-999')}. Keep your receipt: returns within 28 days.",
+                  f"Receipt no. {code(r, 'R9999-999')}. Keep your receipt: returns within 28 days.",
                   f"Thank you for shopping at {shop}!"]
         ctx.doc("Receipts", name, "\n".join(lines), day)
         slots = {"shop": shop, "shop_stem": stem, "month": MONTHS[day.month - 1]}
@@ -167,7 +167,7 @@ def insurance(ctx: Ctx) -> None:
     kinds = ["home"] + (["car"] if ctx.cast.car else []) + (["pet"] if ctx.cast.pets and r.random() < 0.3 else [])
     for kind in kinds:
         insurer = f"{r.choice(V.BRAND_A)} {r.choice(('Insurance', 'Mutual', 'Assurance', 'Cover'))}"
-        policy = code(r, r.choice(("AAA-9999-9999", "AA999999A", "9999-AA-99999")))
+        policy = code(r, r.choice(("AAA-9999-9999", "AA999999A", "N999-AA-99999")))
         start = ctx.past_day(30, 300)
         renew = start.replace(year=start.year + 1) if not (start.month == 2 and start.day == 29) else start + timedelta(365)
         excess = r.choice((100, 150, 250, 350, 500))
@@ -184,10 +184,13 @@ def insurance(ctx: Ctx) -> None:
             f"Policyholder: {ctx.user.name}", f"{cover} policy number: {policy}", f"What is insured: {what}",
             f"Cover starts {long_date(start, loc)}. Your {kind} insurance renews on {long_date(renew, loc)}.", "",
             "## Your premium", f"You pay {money(premium, loc)} a year, in twelve monthly instalments.", "",
+            "## What is covered",
+            _cover_text(kind), ""]
+        for heading, body in r.sample(doc_filler.POLICY, r.randint(3, len(doc_filler.POLICY))):
+            sections += [f"## {heading}", body, ""]
+        sections += [
             "## Excess", f"The excess on your {kind} insurance is {money(excess, loc)} for each claim. "
                          "This is the part of any claim you pay yourself.", "",
-            "## What is covered",
-            _cover_text(kind), "",
             "## Making a claim",
             f"To claim on your {kind} insurance, call our claims line on {claims}, open 24 hours, and quote "
             f"policy number {policy}. Tell us as soon as you can and keep any damaged items.", "",

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from datetime import datetime, time, timedelta
 
-from edge_agent.tune import vocab as V
+from edge_agent.tune import doc_filler, vocab as V
 from edge_agent.tune.common import code, long_date, slug, whole_money
 from edge_agent.tune.context import Ctx
 from edge_agent.tune.model import Event
@@ -80,6 +80,7 @@ def lease(ctx: Ctx) -> None:
         ("Access", "The landlord gives at least 24 hours' written notice before visiting, except in an emergency."),
         ("Pets", pets),
         ("Smoking", "No smoking or vaping anywhere inside the property."),
+        *r.sample(doc_filler.LEASE, r.randint(5, len(doc_filler.LEASE))),
         ("Ending the tenancy", f"After the fixed term, the tenant may end the tenancy by giving {_notice(notice)} "
                                f"in writing. The notice period for the landlord is {their_notice}."),
         ("Keys", "Three sets of keys are given at the start and all must be returned at the end."),
@@ -142,7 +143,7 @@ def manual(ctx: Ctx) -> None:
                          "machine every two months to keep it fresh."),
         ]
         code_lines = "\n".join(f"- {c}: {what}." for c, what in codes)
-        sections = filler + [
+        sections = filler[:3] + r.sample(doc_filler.MANUAL, r.randint(5, 8)) + filler[3:] + [
             ("Error codes", f"If the display of your {appliance} shows an error code, look it up here.\n{code_lines}"),
             ("Warranty", f"Your {appliance} comes with a {warranty} manufacturer's warranty from the date of "
                          f"purchase. Register it at {slug(brand)}.example/register with model number {model}."),

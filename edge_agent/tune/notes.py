@@ -106,7 +106,7 @@ def user_facts(ctx: Ctx) -> None:
                                                     f"same as the bike lock.", "gym membership number", n))(
             code(r, "GM-99999"), f"{r.choice(V.STEMS)} Leisure Club")),
         ("Library card", lambda: (lambda n: (f"Library card number {n}, for the {cast.town} libraries. Books are due "
-                                            "back after three weeks.", "library card number", n))(code(r, "9999 9999 99"))),
+                                            "back after three weeks.", "library card number", n))(code(r, "N999 9999 99"))),
         ("Clothes sizes", lambda: (lambda s: (f"Clothes sizes: shoe size {s}, jeans 32 long, medium tops.",
                                               "shoe size", f"shoe size {s}"))(r.choice(("5", "6", "7", "8", "9", "10", "11")))),
         ("Bike lock", lambda: (lambda c: (f"Bike lock combination is {c}. The bike is the green one in the shed.",
@@ -122,7 +122,7 @@ def user_facts(ctx: Ctx) -> None:
         ctx.probe("me.fact", "check_notebook", query, fact, slots={"thing": title.lower()})
         ctx.topics.append(f"fact:{title.lower()}")
     bins_day = r.choice(V_WEEKDAYS[:5])
-    ctx.notes.append(Note("fact", "Bin days", (
+    ctx.notes.append(Note("fact", "Rubbish collection", (
         f"Bin day: general waste goes out every {bins_day} night for the morning collection; recycling and garden "
         "waste alternate weeks, see the calendar."), ctx.past_day(10, 300)))
     ctx.probe("me.fact", "check_notebook", "bin day", bins_day, slots={"thing": "bins"})
@@ -136,19 +136,19 @@ def instructions(ctx: Ctx) -> None:
     r, u = ctx.rng, ctx.user
     pool = [f"Call me {r.choice(V.NICKNAMES)}, not {u.first}.", "Use 24-hour times in answers.",
             "Give temperatures in Celsius and distances in kilometres.",
-            "Keep answers short: one or two sentences.", "Never book anything on a Sunday morning.",
+            "Short answers please: one or two sentences.", "Never book anything on a Sunday morning.",
             "When I ask about money, round to the nearest whole amount."]
     for text in r.sample(pool, 2):
         ctx.notes.append(Note("instruction", text.split(",")[0].split(":")[0].rstrip("."), text, ctx.past_day(20, 300)))
 
 
-DIGESTS = (("Switching broadband", "broadband switch", "the broadband switch", "compared three offers; went with "
+DIGESTS = (("New broadband deal", "broadband deal", "the new broadband deal", "compared three offers; went with "
             "{brand} Broadband at {price} a month on an 18-month contract, starting {date}."),
-           ("Choosing a new sofa", "sofa", "the new sofa", "looked at four; ordered the {brand} three-seater in green "
+           ("Picking a sofa", "sofa", "the new sofa", "looked at four; ordered the {brand} three-seater in green "
             "for {price}, delivery on {date}."),
-           ("Planning the garden", "garden plan", "the raised beds for the garden", "decided on raised beds from "
+           ("Raised beds for the garden", "garden beds", "the raised beds for the garden", "decided on raised beds from "
             "{brand} Timber for {price}; the delivery is booked for {date}."),
-           ("Sorting out the boiler", "boiler quotes", "the new boiler", "got three quotes; chose {brand} Heating at "
+           ("Replacing the boiler", "boiler quotes", "the new boiler", "got three quotes; chose {brand} Heating at "
             "{price}, fitting on {date}."))
 
 

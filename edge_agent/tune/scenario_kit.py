@@ -110,7 +110,7 @@ class Kit:
     def add(self, category: str, question: str, calls: list[dict[str, Any]], facts: list[str], *,
             skill: str | None = None, file: str | None = None, forbidden: list[str] | None = None,
             exit_kind: str = "complete") -> Question:
-        """Make, validate and keep one Question (same schema as world/questions.jsonl)."""
+        """Make, validate and keep one Question (the evaluation schema, edge_agent.eval.questions)."""
         self._ids += 1
         tools = list(dict.fromkeys(c["tool"] for c in calls))
         row = {"id": f"t{self.hh.seed:05d}-{self._ids:02d}", "question": question, "category": category,

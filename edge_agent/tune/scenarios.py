@@ -152,13 +152,11 @@ def unanswerable(kit: Kit, n: int) -> None:
     hh, rng = kit.hh, kit.rng
     kinds = ["un.person", "un.doc", "un.fact", "un.memory"]
     rng.shuffle(kinds)
-    taken = hh.cast.used_first | {pet.name for pet in hh.pets}
-    from edge_agent.tune import vocab as V
-
+    names = absent_names(hh)
     for kind in (kinds * 2)[:n]:
         questions, instructions = UNANSWERABLE[kind]
         template = kit.pick(questions)
-        name = rng.choice([x for x in V.FEMALE_NAMES + V.MALE_NAMES if x not in taken])
+        name = rng.choice(names)
         if kind == "un.person":
             topic = next(q for word, q in UN_PERSON_TOPICS if word in template)
             slots, tool, query, skill = {"name": name}, "check_notebook", f"{name} {topic}", "person_facts"
@@ -178,6 +176,19 @@ def unanswerable(kit: Kit, n: int) -> None:
         args = {"query": query, "devices": []} if tool == "find_file" else {"query": query}
         text = kit.style(kit.fill(template, slots), list(slots.values()))
         kit.add("unanswerable", text, [call(tool, kit.instruction(instructions, slots), **args)], [], skill=skill)
+
+
+def absent_names(hh: Household) -> list[str]:
+    """First names nobody in the household has and that no word of its notes or memory stems to.
+
+    The index stems words (Porter), so "Mai" would find "May" and "Sky" "skies": such a name is not absent.
+    """
+    from edge_agent.store.text import stems, tokens
+    from edge_agent.tune import vocab as V
+
+    taken = hh.cast.used_first | {pet.name for pet in hh.pets}
+    seen = set(tokens(" ".join([n.title + " " + n.body for n in hh.notes] + [m.who + " " + m.text for m in hh.memories])))
+    return [x for x in V.FEMALE_NAMES + V.MALE_NAMES if x not in taken and not set(stems(x)) & seen]
 
 
 PAIRS = (("person.", "recall.", "person_facts"), ("person.", "doc.", "find_document"), ("doc.", "me.", "find_document"),

@@ -6,8 +6,8 @@ import re
 from datetime import date, timedelta
 
 from edge_agent.tools.current_date import RANGE_LABELS, date_ranges
-from edge_agent.tools.dates import resolve, resolve_all
-from edge_agent.tune.common import MONTHS, WEEKDAYS, day_month, money
+from edge_agent.tools.dates import Span, resolve, resolve_all
+from edge_agent.tune.common import MONTHS, WEEKDAYS, PhoneBook, day_month, money
 from edge_agent.tune.events import instances
 from edge_agent.tune.model import Event
 from edge_agent.tune.scenario_kit import DATE_INSTRUCTION, Kit, call
@@ -91,7 +91,9 @@ def calendar(kit: Kit, n: int) -> None:
                 continue
             slots = {"month": phrase, "month_name": MONTHS[first.month - 1], "iso": span.first.isoformat(),
                      "iso_end": span.last.isoformat()}
-            text = kit.style(kit.fill(kit.pick(questions), slots), [phrase])
+            text = _styled(kit, kit.fill(kit.pick(questions), slots), [phrase], today=kit.hh.today, span=span)
+            if text is None:
+                continue
             kit.add("calendar", text, [call("queryCalendar", kit.instruction(instructions, slots),
                                             start=span.first.isoformat(), end=span.last.isoformat())], facts)
             continue
@@ -107,7 +109,10 @@ def calendar(kit: Kit, n: int) -> None:
             facts = [ev.location.split(",")[0]]
         else:
             facts = _facts(_on(kit, day, day)) or [ev.summary]
-        text = kit.style(kit.fill(kit.pick(questions), slots), [slots["event"], slots["date"]])
+        text = _styled(kit, kit.fill(kit.pick(questions), slots), [slots["event"], slots["date"]], today=kit.hh.today,
+                       span=Span(day, day))
+        if text is None:
+            continue
         kit.add("calendar", text, [call("queryCalendar", kit.instruction(instructions, slots),
                                         start=day.isoformat(), end=day.isoformat())], facts)
 
@@ -151,9 +156,10 @@ def relative(kit: Kit, n: int) -> None:
             kind = "rel.past" if past else rng.choice(("rel.events", "rel.events", "rel.free"))
             slots = {"phrase": phrase}
         questions, instructions = RELATIVE[kind]
-        text = kit.style(kit.fill(kit.pick(questions), slots), [phrase, slots.get("event", "")])
-        if resolve_all(text, today) and not _phrase_kept(text, phrase, today, span):
-            continue  # styling changed the date words: skip rather than mislabel
+        text = _styled(kit, kit.fill(kit.pick(questions), slots), [phrase, slots.get("event", "")], today=today,
+                       span=span)
+        if text is None:
+            continue  # no styling keeps the date readable: skip rather than mislabel
         calls = [call("current_date", kit.pick(DATE_INSTRUCTION)),
                  call("queryCalendar", kit.instruction(instructions, slots), start=span.first.isoformat(),
                       end=span.last.isoformat())]
@@ -161,9 +167,20 @@ def relative(kit: Kit, n: int) -> None:
         made += 1
 
 
-def _phrase_kept(text: str, phrase: str, today: date, span) -> bool:
+def _phrase_kept(text: str, today: date, span: Span) -> bool:
+    """Whether the resolver still reads the whole question as meaning `span` (fillers can break a phrase:
+    "the 22nd when you get a sec" reads as "the 22nd <noun>")."""
     return any(r.span is not None and (r.span.first, r.span.last) == (span.first, span.last)
                for r in resolve_all(text, today))
+
+
+def _styled(kit: Kit, text: str, protect: list[str], *, today: date, span: Span, tries: int = 8) -> str | None:
+    """The question styled so that its date phrase still resolves to `span` (plain text as a last resort)."""
+    for _ in range(tries):
+        styled = kit.style(text, protect)
+        if _phrase_kept(styled, today, span):
+            return styled
+    return text if _phrase_kept(text, today, span) else None
 
 
 def dates(kit: Kit, n: int) -> None:
@@ -186,7 +203,13 @@ def dates(kit: Kit, n: int) -> None:
             first, last = ranges[key]
             slots["phrase"] = RANGE_LABELS[key]
             facts = [first.isoformat()] if first == last else [first.isoformat(), last.isoformat()]
-        text = kit.style(kit.fill(kit.pick(questions), slots), [slots.get("phrase", ""), slots["wrong_day"]])
+        protect = [slots.get("phrase", ""), slots["wrong_day"]]
+        if "phrase" in slots:
+            text = _styled(kit, kit.fill(kit.pick(questions), slots), protect, today=today, span=Span(first, last))
+            if text is None:
+                continue
+        else:
+            text = kit.style(kit.fill(kit.pick(questions), slots), protect)
         kit.add("date", text, [call("current_date", kit.instruction(instructions, slots))], facts)
 
 
@@ -220,7 +243,9 @@ def remember(kit: Kit, n: int) -> None:
             slots = {"item": rng.choice(ITEMS), "place": rng.choice(PLACES)}
             note, facts = f"{subj} put the {slots['item']} in the {slots['place']}.", [slots["item"], slots["place"]]
         elif kind == "rem.number":
-            slots = {"name": person.first, "value": hh.cast.phones.mobile()}
+            book = PhoneBook(rng, hh.locale)
+            book.used = set(hh.cast.phones.used)  # new, and never a number the household already has
+            slots = {"name": person.first, "value": book.mobile()}
             note, facts = f"{who} {rel} {person.first} has a new mobile number: {slots['value']}.", [slots["value"]]
         elif kind == "rem.pref":
             slots = {"name": person.first, "pref": rng.choice(PREFS)}

@@ -1,0 +1,108 @@
+"""The generator knows nothing of the evaluation: no name of its world, no question close to its questions.
+
+Only this test reads world/ (through WORLD_DIR), to prove the separation.
+"""
+from __future__ import annotations
+
+import builtins
+import io
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+import edge_agent.tune
+from edge_agent.paths import WORLD_DIR
+from edge_agent.tune.dataset import generate
+from edge_agent.tune.households import generate_household
+from edge_agent.tune.scenarios import questions_for
+
+from tunekit import SEPARATION_SEEDS, content_words, jaccard, ngrams, world_names
+
+MAX_OVERLAP = 0.5  # word-set overlap (Jaccard, stop words out) every generated question stays below
+SHARED_RUN = 6  # words in a row no generated question may share with an evaluation question
+TUNE_SOURCE = Path(edge_agent.tune.__file__).parent
+
+
+@pytest.fixture(scope="module")
+def fifty(tmp_path_factory):
+    """50 households: (folder, questions)."""
+    root = tmp_path_factory.mktemp("tune-separation")
+    out = []
+    for seed in SEPARATION_SEEDS:
+        hh = generate_household(seed, root / f"h{seed}")
+        out.append((hh.directory, questions_for(hh, 0)))
+    return out
+
+
+def generated_text(folder: Path, questions) -> str:
+    parts = [p.read_text(encoding="utf-8") for p in folder.rglob("*") if p.is_file() and p.suffix != ".png"]
+    parts += [str(p.relative_to(folder)) for p in folder.rglob("*")]
+    parts += [q.model_dump_json() for q in questions]
+    return "\n".join(parts)
+
+
+def test_no_name_from_the_eval_world_appears(fifty):
+    names = world_names(WORLD_DIR)
+    assert len(names) > 40 and {"Bristol", "Biscuit"} <= names  # the measure sees the world's names at all
+    pattern = re.compile(r"\b(" + "|".join(sorted(map(re.escape, names))) + r")\b", re.IGNORECASE)
+    found: dict[str, str] = {}
+    for folder, questions in fifty:
+        for m in pattern.finditer(generated_text(folder, questions)):
+            found.setdefault(m.group(0), folder.name)
+    assert found == {}
+
+
+def test_no_note_title_or_file_name_is_the_eval_worlds(fifty):
+    titles = {json.loads(line)["title"].lower() for line in
+              (WORLD_DIR / "notebook.jsonl").read_text(encoding="utf-8").splitlines() if line.strip()}
+    files = {p.name.lower() for p in (WORLD_DIR / "files").rglob("*") if p.is_file()}
+    for folder, _ in fifty:
+        ours = {json.loads(line)["title"].lower() for line in
+                (folder / "notebook.jsonl").read_text(encoding="utf-8").splitlines()}
+        assert not ours & titles, ours & titles
+        assert not {p.name.lower() for p in (folder / "files").rglob("*")} & files
+
+
+def test_no_question_is_close_to_an_eval_question(fifty):
+    eval_questions = [json.loads(line)["question"] for line in
+                      (WORLD_DIR / "questions.jsonl").read_text(encoding="utf-8").splitlines() if line.strip()]
+    evals = [(q, content_words(q), ngrams(q, SHARED_RUN)) for q in eval_questions]
+    worst, shared, count = (0.0, "", ""), [], 0
+    for _, questions in fifty:
+        for q in questions:
+            count += 1
+            words, runs = content_words(q.question), ngrams(q.question, SHARED_RUN)
+            for text, ewords, eruns in evals:
+                score = jaccard(words, ewords)
+                worst = max(worst, (score, q.question, text))
+                if runs & eruns:
+                    shared.append((q.question, text))
+    assert count > 1500
+    assert worst[0] < MAX_OVERLAP, worst
+    assert shared == []
+
+
+def test_the_generator_source_never_names_the_eval_world():
+    for path in TUNE_SOURCE.glob("*.py"):
+        text = path.read_text(encoding="utf-8")
+        for needle in ("world/questions", "WORLD_DIR", "edge_agent.paths", "retrieval.jsonl", '"world"', "'world'"):
+            assert needle not in text, f"{path.name} mentions {needle}"
+
+
+def test_generating_opens_nothing_under_world(tmp_path, monkeypatch):
+    world = WORLD_DIR.resolve()
+    real_open, real_io_open = builtins.open, io.open
+
+    def guarded(opener):
+        def open_(file, *args, **kwargs):
+            if isinstance(file, (str, Path)) and Path(file).resolve().is_relative_to(world):
+                raise AssertionError(f"the generator opened {file}")
+            return opener(file, *args, **kwargs)
+        return open_
+
+    monkeypatch.setattr(builtins, "open", guarded(real_open))
+    monkeypatch.setattr(io, "open", guarded(real_io_open))
+    pairs = generate(2, 11, tmp_path / "run")
+    assert len(pairs) == 2 and all(qs for _, qs in pairs)
