@@ -124,7 +124,8 @@ def receipts(ctx: Ctx) -> None:
                   slots=slots, file=name, device=ctx.home_device)
         item, price = items[0]
         # The item line carries no query word but the item; the receipt is short enough to be one passage.
-        ctx.probe("doc.receipt_item", "find_file", f"{stem} receipt {item.split()[-1]}", money(price, loc),
+        keyword = [w for w in item.split() if w not in ("pack", "set", "plants", "loaf", "40L")][-1]
+        ctx.probe("doc.receipt_item", "find_file", f"{stem} receipt {keyword}", money(price, loc),
                   slots={**slots, "item": item}, file=name, device=ctx.home_device)
 
 

@@ -116,6 +116,7 @@ def casual(text: str, rng: random.Random, protect: list[str], *, american_spelli
         text = text[0].upper() + text[1:]
     if rng.random() < 0.35 * style:
         text = add_typos(text, rng, protect)
+    text = re.sub(r"\b(\w+)( \1\b)+", r"\1", text)  # "please please" from a closer after the same word
     return re.sub(r"\s{2,}", " ", text).strip()
 
 

@@ -87,7 +87,7 @@ def test_no_question_is_close_to_an_eval_question(fifty):
 def test_the_generator_source_never_names_the_eval_world():
     for path in TUNE_SOURCE.glob("*.py"):
         text = path.read_text(encoding="utf-8")
-        for needle in ("world/questions", "WORLD_DIR", "edge_agent.paths", "retrieval.jsonl", '"world"', "'world'"):
+        for needle in ("WORLD_DIR", "world/", "retrieval.jsonl", '"world"', "'world'"):
             assert needle not in text, f"{path.name} mentions {needle}"
 
 
