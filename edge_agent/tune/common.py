@@ -55,7 +55,11 @@ def code(rng: random.Random, pattern: str) -> str:
 
 
 class PhoneBook:
-    """Hands out distinct phone numbers from the fiction ranges of the household's region."""
+    """Hands out distinct phone numbers from fiction ranges: 555-01xx in the US, Ofcom's drama ranges elsewhere.
+
+    Outside the UK the Ofcom numbers are written with +44 (contacts with UK numbers): other regions'
+    regulators publish short lists of single numbers (Australia's ACMA: 30 mobiles), not ranges.
+    """
 
     def __init__(self, rng: random.Random, loc: Locale):
         self.rng = rng
@@ -74,8 +78,6 @@ class PhoneBook:
         r = self.rng
         if self.loc.phones == "us555":
             return self._draw(lambda: f"({r.choice(('917', '646', '347', '332'))}) 555-01{r.randrange(100):02d}")
-        if self.loc.phones == "acma":
-            return self._draw(lambda: f"0491 57{r.randrange(10)} {r.randrange(1000):03d}")
         prefix = "07700 900" if self.loc.country == "uk" else "+44 7700 900"
         return self._draw(lambda: f"{prefix}{r.randrange(1000):03d}")
 
@@ -83,8 +85,6 @@ class PhoneBook:
         r = self.rng
         if self.loc.phones == "us555":
             return self._draw(lambda: f"({r.choice(('212', '718', '312', '617', '415', '215'))}) 555-01{r.randrange(100):02d}")
-        if self.loc.phones == "acma":
-            return self._draw(lambda: f"(0{r.choice('2378')}) 5550 {r.randrange(10000):04d}")
         if self.loc.country == "uk":
             head = r.choice(("0113 496 0", "0161 496 0", "020 7946 0"))
             return self._draw(lambda: f"{head}{r.randrange(1000):03d}")

@@ -30,7 +30,7 @@ def bills(ctx: Ctx) -> None:
     for kind in kinds:
         supplier = f"{r.choice(V.BRAND_A)} {UTILITY_WORDS[kind]}"
         account = code(r, r.choice(("N9999999", "AA-9999999", "N999 9999 99")))
-        help_line = {"us555": "(800) 555-01", "acma": "1800 555 0"}.get(loc.phones, "0808 157 0")
+        help_line = {"us555": "(800) 555-01"}.get(loc.phones, "0808 157 0")
         help_line += f"{r.randrange(100):02d}" if loc.phones == "us555" else f"{r.randrange(1000):03d}"
         ext = r.choice(("txt", "txt", "md"))
         for back in (1, 2):
@@ -173,7 +173,7 @@ def insurance(ctx: Ctx) -> None:
         renew = start.replace(year=start.year + 1) if not (start.month == 2 and start.day == 29) else start + timedelta(365)
         excess = r.choice((100, 150, 250, 350, 500))
         premium = round(r.uniform(120, 900), 2)
-        claims = {"us555": f"(800) 555-01{r.randrange(100):02d}", "acma": f"1800 555 {r.randrange(1000):03d}"}.get(
+        claims = {"us555": f"(800) 555-01{r.randrange(100):02d}"}.get(
             loc.phones, f"0808 157 0{r.randrange(1000):03d}")
         cover = {"home": "Home contents insurance", "car": "Car insurance", "pet": "Pet insurance"}[kind]
         what = {"home": f"the contents of {ctx.cast.home}",

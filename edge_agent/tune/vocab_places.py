@@ -25,7 +25,7 @@ class Locale:
     mum: str = "mum"
     """What the user calls their mother."""
     phones: str = "ofcom"
-    """Which fiction range phone numbers come from: ofcom | us555 | acma."""
+    """Which fiction range phone numbers come from: ofcom | us555."""
     postcode: str = "uk"
     """uk | ie | us | au | nz | de | nl | es."""
     suffix_street: bool = False
@@ -62,7 +62,7 @@ LOCALES: tuple[Locale, ...] = (
            ("Wollongong", "Parramatta", "Katoomba", "Geelong", "Ballarat", "Bendigo", "Toowoomba", "Cairns",
             "Fremantle", "Hobart", "Canberra", "Townsville"),
            ("Fitzroy", "Brunswick", "Newtown", "Glebe", "Paddington", "Leederville", "West End", "Marrickville"),
-           ("Street", "Road", "Parade", "Avenue", "Crescent", "Place"), "$", phones="acma", postcode="au"),
+           ("Street", "Road", "Parade", "Avenue", "Crescent", "Place"), "$", postcode="au"),
     Locale("nz", ("Pacific/Auckland",),
            ("Auckland", "Christchurch", "Dunedin", "Napier", "Tauranga", "Rotorua", "Whanganui", "Queenstown"),
            ("Ponsonby", "Grey Lynn", "Mount Eden", "Sydenham", "Aro Valley", "Devonport"),

@@ -14,9 +14,8 @@ from edge_agent.tune.households import generate_household
 
 FOLDERS = {"Documents", "Bills", "Receipts", "Notes", "Recordings", "Photos"}
 PHONE = re.compile(r"(?:\+44 |0)7700 900\d{3}|(?:\+44 |0)113 496 0\d{3}|(?:\+44 |0)161 496 0\d{3}"
-                   r"|(?:\+44 |0)20 7946 0\d{3}|0808 157 0\d{3}|\(\d{3}\) 555-01\d{2}|0491 57\d \d{3}"
-                   r"|\(0\d\) 5550 \d{4}|1800 555 \d{3}")
-"""Fiction ranges: Ofcom (UK), 555-01xx (US), ACMA (AU)."""
+                   r"|(?:\+44 |0)20 7946 0\d{3}|0808 157 0\d{3}|\(\d{3}\) 555-01\d{2}")
+"""Fiction ranges: Ofcom's drama ranges (UK, and +44 elsewhere) and 555-01xx (US)."""
 NUMBER_LIKE = re.compile(r"(?<![\w-])(?:\+\d{2} |\(\d{2,3}\) |0)\d{2,4}[ -]\d{3,4}(?:[ -]\d{3,4})?(?![\w-])")
 
 
