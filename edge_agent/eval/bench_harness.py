@@ -15,7 +15,6 @@ Measured with the real runtime, then priced at published Pi 5 rates (a projectio
 from __future__ import annotations
 
 import asyncio
-import json
 import statistics
 import tempfile
 import time
@@ -26,6 +25,7 @@ from typing import Any
 from pydantic import BaseModel
 
 from edge_agent.config import Settings
+from edge_agent.eval.oracle import as_decoded
 from edge_agent.eval.projection import PI5, PiRates, project_seconds
 from edge_agent.ops.metrics import percentile
 from edge_agent.harness import prompts
@@ -96,13 +96,7 @@ class GuidedModel:
                                   session: str | None = None, **kw):
         wanted = self._wanted(prompt, role, schema, max_tokens, session)
         return await self.model.generate_structured(prompt, schema, max_tokens=max_tokens, role=role,
-                                                    session=session, steer=compact(schema, wanted), **kw)
-
-
-def compact(schema: type[BaseModel], value: Any) -> str:
-    """`value` as the compact grammar writes it: the schema's field order, no spaces, raw UTF-8."""
-    dumped = schema.model_validate(value).model_dump(mode="json", exclude_unset=True)
-    return json.dumps(dumped, ensure_ascii=False, separators=(",", ":"))
+                                                    session=session, steer=as_decoded(schema, wanted), **kw)
 
 
 def prompt_sizes(model, tmp: Path) -> dict[str, Any]:

@@ -21,6 +21,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from pydantic import BaseModel
+
 from edge_agent.eval.questions import PlannedCall, Question
 from edge_agent.eval.scoring import contains, normalise
 from edge_agent.llm.doubles import CallInfo, FunctionModel
@@ -32,6 +34,7 @@ ANSWER_CHARS = 200  # follower.ANSWER_CHARS: L2's answer limit
 CLAUSE_SPLIT = re.compile(r"(?<=[,;:])\s+|\s+(?:—|–|·)\s+")  # a sentence's clauses, for the shortest answer
 CLAUSE_CHARS = 60  # a longer clause is answered with the fact alone, as a terse reader would
 STEP_LINE = re.compile(r"^\s*(?:\{|###|<)")  # L2's own JSON steps and template markup, not tool results
+LINE_LABEL = re.compile(r"^\s*-\s+|\s\[[^\]]*\]:")  # a result line's bullet and its "[kind, date]:" tag
 FACTS_MARK = "Facts:\n"  # where harness.prompts.synth_messages starts the evidence
 QUESTION_MARK = "\n\nQuestion:"  # and where it ends it
 # A sentence ends at . ! ? before a capital, digit or quote, but not after a title abbreviation.
@@ -134,6 +137,12 @@ def facts_section(prompt: str) -> str:
     return prompt[start:end if end > start else len(prompt)]
 
 
+def as_decoded(schema: type[BaseModel], value: Any) -> str:
+    """`value` as the runtime's compact grammar writes it: the schema's field order, no spaces, raw UTF-8."""
+    dumped = schema.model_validate(value).model_dump(mode="json", exclude_unset=True)
+    return json.dumps(dumped, ensure_ascii=False, separators=(",", ":"))
+
+
 def tool_results(prompt: str, question: str) -> str:
     """What the tools returned in an L2 prompt: the lines after the question that are neither
     L2's own steps nor template markup."""
@@ -151,6 +160,7 @@ def shortest_answer(evidence: str, facts: list[str]) -> str:
         sentence = _piece_with([ln.strip() for ln in evidence.splitlines() if ln.strip()], fact)
         if sentence is None:
             return ""
+        sentence = LINE_LABEL.sub(lambda m: ":" if m.group().endswith(":") else "", sentence)
         clause = next((c for c in CLAUSE_SPLIT.split(sentence) if contains(c, fact)), sentence)
         clause = clause.strip().rstrip(",;:.")
         if len(clause) > CLAUSE_CHARS:

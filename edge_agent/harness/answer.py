@@ -221,7 +221,7 @@ def grounded(answer: str, facts: str) -> bool:
 
 def states_a_value(answer: str, facts: str) -> bool:
     """Whether `answer` repeats something specific from `facts`: a number, an email, a name (a
-    capitalised word past the first) or two content words in a row."""
+    capitalised word past the first), two content words in a row, or three words in a row."""
     source = facts.lower()
     if any(n in set(NUMBER_RE.findall(source)) for n in NUMBER_RE.findall(answer)):
         return True
@@ -232,7 +232,10 @@ def states_a_value(answer: str, facts: str) -> bool:
     if any(w[0].isupper() and w.lower() not in FUNCTION_WORDS and w.lower() in source_words for w in words[1:]):
         return True
     content = [w.lower() for w in words if w.lower() not in FUNCTION_WORDS]
-    return any(f"{a} {b}" in source for a, b in zip(content, content[1:]))
+    if any(f"{a} {b}" in source for a, b in zip(content, content[1:])):
+        return True
+    lower = [w.lower() for w in words]
+    return any(" ".join(lower[i:i + 3]) in source for i in range(len(lower) - 2))
 
 
 def only_weak(channels: SideChannels) -> bool:

@@ -5,7 +5,8 @@ import pytest
 from pydantic import ValidationError
 
 from harness_kit import role_model
-from edge_agent.eval.bench_harness import compact, pick_questions, prompt_sizes, question_cost, resumes
+from edge_agent.eval.bench_harness import pick_questions, prompt_sizes, question_cost, resumes
+from edge_agent.eval.oracle import as_decoded
 from edge_agent.harness.synthetic import DOMAINS, synthetic_tools
 from edge_agent.store.traces import TraceRow
 
@@ -44,7 +45,7 @@ def test_steered_values_are_written_as_the_compact_grammar_writes_them():
 
     schema = step_schema(("find_file", "check_notebook"), False)
     value = {"call_tool": {"instruction": "my résumé", "tool": "find_file"}}  # keys out of schema order
-    assert compact(schema, value) == '{"call_tool":{"tool":"find_file","instruction":"my résumé"}}'
+    assert as_decoded(schema, value) == '{"call_tool":{"tool":"find_file","instruction":"my résumé"}}'
 
 
 def test_a_question_is_priced_at_pi_rates_with_forced_tokens_at_the_prefill_rate():
