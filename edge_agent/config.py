@@ -44,6 +44,8 @@ class ModelSettings(_Section):
     """Prompt tokens evaluated per batch."""
     keep_sessions: bool = True
     """Snapshot a paused session's KV state (L2 while L3 runs) so resuming prefills only new tokens."""
+    adapter: str = "auto"
+    """Task adapter (LoRA GGUF): "auto" = the bundled one on the bundled model only, "none", or a path."""
     head_cache_mb: float = Field(256.0, ge=0, le=65536)
     """RAM for the KV states of static prompt heads (LRU; also kept on disk in <data_dir>/heads); 0 = off."""
 
@@ -57,8 +59,8 @@ class HarnessSettings(_Section):
     """Wall-clock budget for one question, seconds."""
     token_budget: int = Field(2000, ge=64)
     """Generated tokens allowed across all roles for one question."""
-    tool_result_tokens: int = Field(240, ge=16, le=2000)
-    """Tokens a tool result may take in L2's transcript."""
+    tool_result_tokens: int = Field(320, ge=16, le=2000)
+    """Tokens a tool result may take in L2's transcript (over it: the lines most related to the question)."""
     answer_tokens: int = Field(80, ge=16, le=1024)
     """Cap of the synthesized answer (it runs only when L2's own answer is not grounded, or after a limit)."""
     tracing: bool = True

@@ -25,8 +25,11 @@ from typing import Any
 
 from edge_agent.harness import prompts
 from edge_agent.harness.channels import SideChannels
+from edge_agent.harness.fitting import FUNCTION_WORDS, WORD_RE, fit_relevant
 from edge_agent.harness.turn import TurnContext
+from edge_agent.store.recurrence import Occurrence
 from edge_agent.tools import dates
+from edge_agent.tools.query_calendar import event_line
 
 log = logging.getLogger(__name__)
 
@@ -35,12 +38,7 @@ WINDOW_MARGIN_TOKENS = 16  # slack for template tokens around the facts
 DETERMINISTIC_ITEMS = 3  # entries listed when answering without a generation
 NUMBER_RE = re.compile(r"\d+")
 EMAIL_RE = re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+")
-WORD_RE = re.compile(r"[^\W\d_]+(?:['’-][^\W\d_]+)*")
-# Words that carry no value of their own: an answer sharing only these with the facts states nothing.
-FUNCTION_WORDS = frozenset("""
-a an and are as at be been but by for from had has have he her his i if in is it its me my no not of on or our
-she so that the their them there they this to was we were what when where which who will with you your
-""".split())
+
 PROMPT_MARKERS = ("Facts:", "Question:", "### ")  # the synthesis prompt echoed back
 # An answer that says nothing was found. Phrasings a small model and the harness's own not-found
 # text use; "does not invent" is judged by this plus the absence of an attachment.
@@ -109,7 +107,8 @@ def _tiers(channels: SideChannels) -> list[Selection]:
         lines, sources = [], []
         if channels.events:
             sources.append("events")
-            lines += [_event_line(e) for e in channels.events]
+            years = {str(e.get("start", ""))[:4] for e in channels.events}
+            lines += [_event_line(e, len(years) > 1) for e in channels.events]
         if memory:
             sources.append("memory")
             lines += [f"- {m.get('when')} {m.get('who')} ({m.get('kind')}): {m.get('text')}{_weak_mark(m)}"
@@ -151,14 +150,14 @@ def select(channels: SideChannels, question: str) -> Selection | None:
     return Selection(sources, "\n\n".join(facts), " ".join(t.fallback for t in tiers), tiers[0].attachment)
 
 
-def _event_line(e: dict[str, Any]) -> str:
-    when = f"{e.get('start')}" + (f" to {e.get('end')}" if e.get("end") else "")
-    line = f"- {e.get('title')}: {when}" + (" (all day)" if e.get("all_day") else "")
-    if e.get("location"):
-        line += f" at {e['location']}"
-    if e.get("notes"):
-        line += f" — {e['notes']}"
-    return line
+def _event_line(e: dict[str, Any], with_year: bool) -> str:
+    """As the calendar tool writes an event (weekday, day, times: far fewer tokens than ISO
+    timestamps), with its notes."""
+    try:
+        line = event_line(Occurrence.from_payload(e), with_year)
+    except (KeyError, ValueError):  # a payload from elsewhere: its raw values
+        line = f"- {e.get('title')}: {e.get('start')} to {e.get('end')}"
+    return line + (f" — {e['notes']}" if e.get("notes") else "")
 
 
 def date_answer(payload: dict[str, Any], question: str) -> str:
@@ -255,11 +254,12 @@ def l2_grounded(answer: str, facts: str, weak_only: bool = False) -> bool:
 
 
 def fit_facts(turn: TurnContext, facts: str) -> str:
-    """The facts trimmed so the synthesis prompt plus its answer fits the window."""
+    """The facts trimmed so the synthesis prompt plus its answer fits the window, keeping the
+    lines most related to the question."""
     model = turn.model
     empty = model.render_chat(prompts.synth_messages(turn.question, ""), add_generation_prompt=True)
     room = model.n_ctx - model.count_tokens(empty) - turn.limits.answer_tokens - WINDOW_MARGIN_TOKENS
-    return model.fit_to_tokens(facts, max(room, 0))
+    return fit_relevant(model, facts, max(room, 0), turn.question)
 
 
 async def answer_without_tools(turn: TurnContext) -> str:

@@ -22,6 +22,7 @@ from typing import Any
 from pydantic import BaseModel
 
 from edge_agent.harness import plumbing, prompts
+from edge_agent.harness.fitting import fit_relevant
 from edge_agent.harness.reserve import worst_case_tokens
 from edge_agent.harness.toolbox import Toolbox
 from edge_agent.harness.turn import ConfirmationRequired, ModelCallFailed, TurnContext, model_misbehaved
@@ -81,7 +82,7 @@ async def execute(turn: TurnContext, toolbox: Toolbox, name: str, args: BaseMode
     ok = result.found and (added or result.channel not in ("files", "notes", "events", "memory"))
     head = f"{name} ran with {args_json(args)}" if type(args).model_fields else f"{name} ran"
     body = f"{head}. It returned: {result.text}" if result.found else f"{head} and found nothing. {result.text}"
-    text = turn.model.fit_to_tokens(body.strip(), turn.limits.tool_result_tokens)
+    text = fit_relevant(turn.model, body.strip(), turn.limits.tool_result_tokens, turn.question)
     if result.weak:  # a near miss: L2 reads "weak", the asker sees it on a second pill
         await turn.emit_pill(f"{manifest.pill}: weak match")
         return ToolReport(text, "weak", result)
