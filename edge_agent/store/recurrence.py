@@ -90,6 +90,14 @@ class Occurrence:
                 "end": self.end.isoformat(), "all_day": self.all_day, "location": self.location,
                 "notes": self.notes}
 
+    @classmethod
+    def from_payload(cls, d: dict) -> "Occurrence":
+        """The occurrence a to_payload() dict describes (side channels hold payloads)."""
+        all_day = bool(d.get("all_day"))
+        parse = date.fromisoformat if all_day else datetime.fromisoformat
+        return cls(str(d.get("uid", "")), str(d.get("title", "")), parse(str(d["start"])), parse(str(d["end"])),
+                   all_day, str(d.get("location") or ""), str(d.get("notes") or ""))
+
 
 def encode_when(value: datetime | date | None) -> str:
     return "" if value is None else value.isoformat()

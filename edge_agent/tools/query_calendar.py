@@ -9,7 +9,8 @@ from edge_agent.tools.base import Tool, ToolContext, ToolResult
 from edge_agent.tools.current_date import WEEKDAYS
 
 MAX_RANGE_DAYS = 366  # a year at most: longer ranges flood the model with events
-TEXT_EVENTS = 12  # events listed in the model-facing text (the payload has all)
+TEXT_EVENTS = 60  # events listed in the model-facing text (the payload has all); the harness
+# fits a long list to L2's budget by relevance to the question
 ISO_DATE = r"^[0-9]{4}-[0-9]{2}-[0-9]{2}$"
 
 
@@ -39,22 +40,31 @@ class QueryCalendarArgs(BaseModel):
         return date.fromisoformat(self.start), date.fromisoformat(self.end)
 
 
-def _day(value: date) -> str:
-    return f"{WEEKDAYS[value.weekday()][:3]} {value.isoformat()}"
+def _day(value: date, with_year: bool) -> str:
+    # "Tue 24 Nov" takes 5 of Gemma's tokens where "Tue 2026-11-24" takes 12; the year is in the
+    # result's first line, and written per event only when the range crosses a year
+    text = f"{WEEKDAYS[value.weekday()][:3]} {value.day} {value:%b}"
+    return f"{text} {value.year}" if with_year else text
 
 
-def _when(occ) -> str:
+def _when(occ, with_year: bool) -> str:
     if occ.all_day:
-        return _day(occ.start) + (f" to {_day(occ.end)}" if occ.end != occ.start else "") + " (all day)"
+        end = f" to {_day(occ.end, with_year)}" if occ.end != occ.start else ""
+        return f"{_day(occ.start, with_year)}{end} (all day)"
     start: datetime = occ.start
-    end: datetime = occ.end
-    until = f"{end:%H:%M}" if end.date() == start.date() else f"{_day(end.date())} {end:%H:%M}"
-    return f"{_day(start.date())} {start:%H:%M}-{until}"
+    end_at: datetime = occ.end
+    until = f"{end_at:%H:%M}" if end_at.date() == start.date() else f"{_day(end_at.date(), with_year)} {end_at:%H:%M}"
+    return f"{_day(start.date(), with_year)} {start:%H:%M}-{until}"
 
 
-def event_line(occ) -> str:
+def event_line(occ, with_year: bool = False) -> str:
+    """One event as the model reads it: title, day and times, place."""
     where = f" @ {occ.location}" if occ.location else ""
-    return f"- {occ.title} — {_when(occ)}{where}"
+    return f"- {occ.title} — {_when(occ, with_year)}{where}"
+
+
+def crosses_year(first: date, last: date) -> bool:
+    return first.year != last.year
 
 
 class QueryCalendar(Tool[QueryCalendarArgs]):
@@ -70,7 +80,8 @@ class QueryCalendar(Tool[QueryCalendarArgs]):
         span = args.start if first == last else f"{args.start} to {args.end}"
         if not events:
             return ToolResult(f"No events between {args.start} and {args.end}.", [], found=False)
-        lines = [f"{len(events)} events, {span}:"] + [event_line(e) for e in events[:TEXT_EVENTS]]
+        years = crosses_year(first, last)
+        lines = [f"{len(events)} events, {span}:"] + [event_line(e, years) for e in events[:TEXT_EVENTS]]
         if len(events) > TEXT_EVENTS:
             lines.append(f"... and {len(events) - TEXT_EVENTS} more")
         return ToolResult("\n".join(lines), [e.to_payload() for e in events])

@@ -105,9 +105,17 @@ async def test_query_calendar_lists_events_title_first(tools, world_ctx):
     assert result.found and (result.pill, result.channel) == ("Calendar", "events")
     dentist = next(e for e in result.payload if "Dentist" in e["title"])
     assert set(dentist) == EVENT_KEYS and dentist["start"] == "2026-11-24T10:15:00+00:00"
-    assert "- Dentist check-up with Dr. Priya Nair — Tue 2026-11-24 10:15-10:45 @ Harbourside" in result.text
+    assert "- Dentist check-up with Dr. Priya Nair — Tue 24 Nov 10:15-10:45 @ Harbourside" in result.text
     starts = [e["start"] for e in result.payload]
     assert result.text.startswith(f"{len(starts)} events, 2026-11-24:")
+
+
+async def test_query_calendar_writes_the_year_per_event_only_across_a_new_year(tools, world_ctx):
+    result = await tools["queryCalendar"]({"start": "2026-12-28", "end": "2027-01-03"}, world_ctx)
+    events = [line for line in result.text.splitlines()[1:] if " — " in line]
+    assert result.found and events and all(" 2026" in line or " 2027" in line for line in events)
+    same_year = await tools["queryCalendar"]({"start": "2026-11-24", "end": "2026-11-30"}, world_ctx)
+    assert not any(" 2026" in line for line in same_year.text.splitlines()[1:])
 
 
 async def test_query_calendar_empty_range_and_bad_ranges(tools, world_ctx):
