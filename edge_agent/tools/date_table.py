@@ -45,7 +45,10 @@ _MONTH_REF = rf"(?:(?P<rel>this|next|last)\s+month|the\s+month\s+after\s+next|{_
 _AMOUNT = r"(?P<n>\d{1,3}|" + "|".join(_AMOUNT_WORDS) + r")"
 _ORD = r"(?P<d>[0-3]?\d)(?:st|nd|rd|th)"
 # An ordinal followed by a noun ("the 3rd floor", "the 2nd draft") is not a date.
-_NOT_A_NOUN = r"(?!\s+(?!(?:of|at|in|on|and|or|to|for|from|until|till|then|please|is|was|will)\b)[a-z])"
+# Function words may follow a date ("on the 22nd when you get a sec", "the 5th if that works").
+_NOT_A_NOUN = (r"(?!\s+(?!(?:of|at|in|on|and|or|to|for|from|until|till|then|please|is|was|will|when|if|so|but|"
+               r"again|right|this|that|with|by|as|are|be|would|could|can|do|does|did|too|i|we|you|it|my|me|"
+               r"thanks|thx|ok|okay|yes|no)\b)[a-z])")
 
 
 @dataclass(frozen=True)

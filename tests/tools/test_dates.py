@@ -130,6 +130,17 @@ CASES = [
 ]
 
 
+@pytest.mark.parametrize("question,expected", [
+    ("on the 22nd when you get a sec", "The 22nd is Sunday 2026-11-22."),
+    ("the 5th if that works", "The 5th is Saturday 2026-12-05."),
+    ("anything on the 21st thx", "The 21st is Saturday 2026-11-21."),
+])
+def test_a_date_followed_by_a_function_word_is_still_a_date(question, expected):
+    from edge_agent.tools.dates import describe
+
+    assert describe(question, WORLD_TODAY) == expected
+
+
 @pytest.mark.parametrize("phrase,first,last", CASES)
 def test_each_phrasing_against_the_world_clock(phrase, first, last):
     assert resolve(phrase, WORLD_TODAY) == Span(D(first), D(last or first))
