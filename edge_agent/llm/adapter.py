@@ -1,0 +1,128 @@
+"""The task adapter: a LoRA GGUF trained for the harness's roles, loaded on top of its base model.
+
+The bundled adapter lives in edge_agent/llm/adapters/ with a card (JSON) naming its own sha256
+and its base model's. `model.adapter` chooses: "auto" loads the bundled adapter only on the
+exact base it was trained on (any other GGUF runs without it, on the same prompts), "none" never
+loads one, and a path loads that file — refused when a card beside it names another base.
+"""
+from __future__ import annotations
+
+import json
+import logging
+import shutil
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+from edge_agent.llm.base import ModelLoadError
+
+log = logging.getLogger(__name__)
+
+ADAPTERS_DIR = Path(__file__).with_name("adapters")
+BUNDLED_ADAPTER = "gemma3-270m-edge-agent.gguf"
+CARD_SUFFIX = ".json"
+MODEL_CARD = "MODEL_CARD.md"
+MAX_ADAPTER_BYTES = 10 * 2**20  # what the package may carry
+
+
+class AdapterError(ModelLoadError):
+    """The adapter is damaged, or made for another base model."""
+
+
+@dataclass(frozen=True)
+class Adapter:
+    """An adapter chosen for a model."""
+
+    path: Path
+    """The LoRA GGUF."""
+    sha256: str
+    """Its digest (checked before loading; recorded in traces)."""
+    card: dict[str, Any]
+    """What its card says (data, steps, figures)."""
+
+
+def card_path(adapter: Path) -> Path:
+    return adapter.with_suffix(CARD_SUFFIX)
+
+
+def read_card(adapter: Path) -> dict[str, Any] | None:
+    path = card_path(adapter)
+    if not path.is_file():
+        return None
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as err:
+        raise AdapterError(f"{path}: unreadable adapter card: {err}") from err
+
+
+def _checked(path: Path, card: dict[str, Any] | None, model_sha: str) -> Adapter:
+    from edge_agent.llm.bundled import sha256_file
+
+    if not path.is_file():
+        raise AdapterError(f"adapter not found: {path}")
+    digest = sha256_file(path)
+    if card is not None:
+        if card.get("sha256") and card["sha256"] != digest:
+            raise AdapterError(f"{path}: sha256 {digest[:16]}… does not match its card ({card['sha256'][:16]}…)")
+        if card.get("base_sha256") and card["base_sha256"] != model_sha:
+            raise AdapterError(f"{path} was trained on {card.get('base_file', 'another model')} "
+                               f"(sha256 {card['base_sha256'][:16]}…), not this model (sha256 {model_sha[:16]}…)")
+    return Adapter(path, digest, card or {})
+
+
+def choose_adapter(setting: str, model_path: Path, marker_dir: Path | None) -> Adapter | None:
+    """The adapter `model.adapter` asks for on this model, checked; None to run without one."""
+    from edge_agent.llm.heads import model_sha256
+
+    if setting == "none":
+        return None
+    model_sha = model_sha256(model_path, marker_dir)
+    if setting == "auto":
+        bundled = ADAPTERS_DIR / BUNDLED_ADAPTER
+        card = read_card(bundled)
+        if card is None or not bundled.is_file() or card.get("base_sha256") != model_sha:
+            return None  # another model, or no adapter shipped: the same prompts without it
+        return _checked(bundled, card, model_sha)
+    path = Path(setting).expanduser()
+    return _checked(path, read_card(path), model_sha)
+
+
+def install_adapter(src: Path, base_model: Path, train: dict[str, Any], data: dict[str, Any]) -> dict[str, Any]:
+    """Copy a converted adapter into the package with its card and model card; returns the card."""
+    from edge_agent.llm.bundled import sha256_file
+
+    size = src.stat().st_size
+    if size > MAX_ADAPTER_BYTES:
+        raise AdapterError(f"{src}: {size / 2**20:.1f} MiB, more than the {MAX_ADAPTER_BYTES // 2**20} MiB the package carries")
+    ADAPTERS_DIR.mkdir(exist_ok=True)
+    target = ADAPTERS_DIR / BUNDLED_ADAPTER
+    shutil.copyfile(src, target)
+    card = {"file": target.name, "sha256": sha256_file(target), "bytes": size, "base_file": base_model.name,
+            "base_sha256": sha256_file(base_model), "trained": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+            "training": train, "data": data}
+    card_path(target).write_text(json.dumps(card, indent=1) + "\n", encoding="utf-8")
+    (ADAPTERS_DIR / MODEL_CARD).write_text(model_card(card), encoding="utf-8")
+    return card
+
+
+def model_card(card: dict[str, Any]) -> str:
+    t, d = card["training"], card["data"]
+    kinds = ", ".join(f"{k} {v}" for k, v in sorted(d.get("by_kind", {}).items()))
+    return f"""# {card['file']}
+
+A LoRA adapter for {card['base_file']} (sha256 `{card['base_sha256']}`), trained for edge-agent's
+harness roles: the planner's skill choice, L2's call_tool steps and grounded answers, L3's tool
+arguments, and the short synthesized answer. `model.adapter = "auto"` loads it on that exact
+file only; every other model runs the same prompts without it.
+
+| | |
+|---|---|
+| file | {card['file']}, {card['bytes'] / 2**20:.1f} MiB, sha256 `{card['sha256']}` |
+| data | {d.get('examples')} examples from {d.get('households')} synthetic households ({kinds}); {d.get('tokens')} tokens, {d.get('target_tokens')} of them targets |
+| source | `edge-agent tune data` (edge_agent/tune): generated households and questions, replayed through the real harness with a perfect teacher; nothing from world/ |
+| LoRA | rank {t.get('rank')}, on the attention and MLP projections; {t.get('trainable_parameters')} parameters |
+| training | {t.get('steps')} steps of {t.get('batch')}, {t.get('epochs')} epoch(s), loss on targets only; {t.get('train_s', 0) / 60:.1f} min on CPU at {t.get('tokens_per_s')} tokens/s |
+| loss | first step {t.get('first_loss')}, last ten steps {t.get('last_loss_mean10')} |
+| trained | {card['trained']} by deploy/train-adapter.sh |
+"""

@@ -1,0 +1,191 @@
+"""Train the LoRA adapter on CPU (runs in the training environment: torch, transformers, peft).
+
+    python -m edge_agent.tune.train --data examples.jsonl --gguf MODEL.gguf --out DIR [--resume]
+
+The examples carry token ids made by the runtime's own tokenizer (llama.cpp), so training sees
+exactly what inference sees. The bundled GGUF is dequantized by transformers; LoRA (r 16 on the
+attention and MLP projections) is trained with the loss on the target tokens only, and the LM
+head is applied only at those positions (Gemma's 262k-token vocabulary would otherwise dominate
+every step). Checkpoints are written every --checkpoint-every steps; --resume continues from the
+last one. The result: DIR/adapter (PEFT) and DIR/base (the config llama.cpp's converter needs).
+Prints one JSON line per checkpoint and a final one with the figures for the model card.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import random
+import sys
+import time
+from pathlib import Path
+
+LORA_TARGETS = ("q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj")
+DEFAULTS = {"rank": 16, "alpha": 32, "dropout": 0.05, "lr": 2e-4, "epochs": 1.0, "batch": 8, "warmup": 20,
+            "checkpoint_every": 25, "seed": 0}
+
+
+def load_examples(path: Path) -> list[dict]:
+    rows = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+    for r in rows:
+        if not r.get("prompt_ids") or not r.get("target_ids"):
+            raise ValueError(f"{path}: an example without token ids ({r.get('source')})")
+    return rows
+
+
+def batches(rows: list[dict], batch: int, epochs: float, seed: int) -> list[list[int]]:
+    """Example indices per step: shuffled each epoch, then grouped by length so padding is small."""
+    rng = random.Random(seed)
+    order: list[int] = []
+    for _ in range(math.ceil(epochs)):
+        idx = list(range(len(rows)))
+        rng.shuffle(idx)
+        order += idx
+    order = order[: int(len(rows) * epochs)]
+    steps = []
+    window = batch * 16  # sort within windows: similar lengths share a step, order stays random
+    for start in range(0, len(order), window):
+        chunk = sorted(order[start:start + window], key=lambda i: len(rows[i]["prompt_ids"]) + len(rows[i]["target_ids"]))
+        steps += [chunk[i:i + batch] for i in range(0, len(chunk), batch)]
+    rng.shuffle(steps)
+    return steps
+
+
+def load_model(gguf: Path, args):
+    import torch
+    from peft import LoraConfig, get_peft_model
+    from transformers import AutoModelForCausalLM
+
+    model = AutoModelForCausalLM.from_pretrained(str(gguf.parent), gguf_file=gguf.name, torch_dtype=torch.float32)
+    model.config.use_cache = False
+    config = LoraConfig(r=args.rank, lora_alpha=args.alpha, lora_dropout=args.dropout,
+                        target_modules=list(LORA_TARGETS), task_type="CAUSAL_LM")
+    return model, get_peft_model(model, config)
+
+
+def step_loss(peft_model, rows: list[dict], pad_id: int):
+    """Mean cross-entropy over the target tokens of a batch, the LM head only at those positions."""
+    import torch
+
+    seqs = [r["prompt_ids"] + r["target_ids"] for r in rows]
+    width = max(len(s) for s in seqs)
+    ids = torch.full((len(seqs), width), pad_id, dtype=torch.long)
+    mask = torch.zeros((len(seqs), width), dtype=torch.long)
+    for i, s in enumerate(seqs):
+        ids[i, :len(s)] = torch.tensor(s)
+        mask[i, :len(s)] = 1
+    base = peft_model.base_model.model  # Gemma3ForCausalLM with LoRA layers inside
+    hidden = base.model(input_ids=ids, attention_mask=mask).last_hidden_state
+    pos_b, pos_t, labels = [], [], []
+    for i, r in enumerate(rows):
+        start = len(r["prompt_ids"])
+        for j, tok in enumerate(r["target_ids"]):
+            pos_b.append(i)
+            pos_t.append(start + j - 1)  # the position whose next token is the target token
+            labels.append(tok)
+    logits = base.lm_head(hidden[torch.tensor(pos_b), torch.tensor(pos_t)])
+    cap = getattr(base.config, "final_logit_softcapping", None)
+    if cap:
+        logits = torch.tanh(logits / cap) * cap
+    return torch.nn.functional.cross_entropy(logits.float(), torch.tensor(labels)), len(labels), int(mask.sum())
+
+
+def save_checkpoint(ckpt: Path, peft_model, optimizer, scheduler, step: int, figures: dict) -> None:
+    import torch
+
+    tmp = ckpt.with_name(ckpt.name + ".partial")
+    tmp.mkdir(parents=True, exist_ok=True)
+    peft_model.save_pretrained(str(tmp / "adapter"))
+    torch.save({"optimizer": optimizer.state_dict(), "scheduler": scheduler.state_dict(), "step": step,
+                "figures": figures}, tmp / "state.pt")
+    if ckpt.exists():
+        import shutil
+        shutil.rmtree(ckpt)
+    tmp.rename(ckpt)
+
+
+def save_base_config(model, out: Path) -> None:
+    """The base model's config.json for llama.cpp's converter (a GGUF-loaded model will not save_pretrained)."""
+    config = model.config.to_dict()
+    config.pop("quantization_config", None)
+    config["architectures"] = config.get("architectures") or [type(model).__name__]  # the converter keys on it
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "config.json").write_text(json.dumps(config, indent=1), encoding="utf-8")
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--data", type=Path, required=True)
+    p.add_argument("--gguf", type=Path, required=True)
+    p.add_argument("--out", type=Path, required=True)
+    p.add_argument("--resume", action="store_true", help="continue from DIR/checkpoint")
+    p.add_argument("--max-steps", type=int, default=None, help="stop after this many steps (smoke runs)")
+    for key, value in DEFAULTS.items():
+        p.add_argument(f"--{key.replace('_', '-')}", type=type(value), default=value)
+    args = p.parse_args(argv)
+
+    import torch
+    from peft import set_peft_model_state_dict
+    from safetensors.torch import load_file
+
+    torch.manual_seed(args.seed)
+    rows = load_examples(args.data)
+    plan = batches(rows, args.batch, args.epochs, args.seed)
+    if args.max_steps:
+        plan = plan[: args.max_steps]
+    t_load = time.perf_counter()
+    model, peft_model = load_model(args.gguf, args)
+    load_s = time.perf_counter() - t_load
+    params = [p_ for p_ in peft_model.parameters() if p_.requires_grad]
+    optimizer = torch.optim.AdamW(params, lr=args.lr, weight_decay=0.0)
+    total = len(plan)
+    scheduler = torch.optim.lr_scheduler.LambdaLR(
+        optimizer, lambda s: min(1.0, (s + 1) / args.warmup) * max(0.05, 1 - s / max(1, total)))
+    ckpt = args.out / "checkpoint"
+    start, figures = 0, {"tokens": 0, "target_tokens": 0, "train_s": 0.0, "losses": []}
+    if args.resume and ckpt.exists():
+        set_peft_model_state_dict(peft_model, load_file(str(ckpt / "adapter" / "adapter_model.safetensors")))
+        state = torch.load(ckpt / "state.pt", weights_only=False)
+        optimizer.load_state_dict(state["optimizer"])
+        scheduler.load_state_dict(state["scheduler"])
+        start, figures = state["step"], state["figures"]
+        print(f"resumed at step {start} of {total}", file=sys.stderr)
+    pad_id = model.config.pad_token_id or 0
+    peft_model.train()
+    t0 = time.perf_counter() - figures["train_s"]
+    for step in range(start, total):
+        loss, n_target, n_tokens = step_loss(peft_model, [rows[i] for i in plan[step]], pad_id)
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(params, 1.0)
+        optimizer.step()
+        scheduler.step()
+        optimizer.zero_grad(set_to_none=True)
+        figures["tokens"] += n_tokens
+        figures["target_tokens"] += n_target
+        figures["losses"].append(round(loss.item(), 4))
+        figures["train_s"] = time.perf_counter() - t0
+        done = step + 1
+        eta = figures["train_s"] / (done - start or 1) * (total - done) if done > start else 0.0
+        recent = figures["losses"][-10:]
+        bar = "#" * int(30 * done / total)
+        print(f"\r[{bar:<30}] step {done}/{total} loss {sum(recent) / len(recent):.3f} "
+              f"{figures['tokens'] / figures['train_s']:.0f} tok/s ETA {eta / 60:.1f} min", end="", file=sys.stderr)
+        if done % args.checkpoint_every == 0 or done == total:
+            save_checkpoint(ckpt, peft_model, optimizer, scheduler, done, figures)
+            print(json.dumps({"checkpoint": done, "loss": round(sum(recent) / len(recent), 4)}), file=sys.stderr)
+    print(file=sys.stderr)
+    peft_model.save_pretrained(str(args.out / "adapter"))
+    save_base_config(model, args.out / "base")
+    trainable = sum(p_.numel() for p_ in params)
+    print(json.dumps({"examples": len(rows), "steps": total, "batch": args.batch, "epochs": args.epochs,
+                      "rank": args.rank, "trainable_parameters": trainable, "load_s": round(load_s, 1),
+                      "train_s": round(figures["train_s"], 1), "tokens": figures["tokens"],
+                      "target_tokens": figures["target_tokens"],
+                      "tokens_per_s": round(figures["tokens"] / max(figures["train_s"], 1e-9), 1),
+                      "first_loss": figures["losses"][0] if figures["losses"] else None,
+                      "last_loss_mean10": round(sum(figures["losses"][-10:]) / max(1, len(figures["losses"][-10:])), 4)}))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
