@@ -27,6 +27,8 @@ def _common_options() -> argparse.ArgumentParser:
                    help="GGUF model file (env EDGE_AGENT_MODEL; default the bundled tiny model)")
     g.add_argument("--config", type=Path, default=argparse.SUPPRESS,
                    help="TOML config file (env EDGE_AGENT_CONFIG)")
+    g.add_argument("--no-adapter", action="store_true", default=argparse.SUPPRESS,
+                   help="run the model without its task adapter (model.adapter = none)")
     g.add_argument("-v", "--verbose", action="count", default=argparse.SUPPRESS,
                    help="more log output (repeat for debug)")
     return common
@@ -47,6 +49,7 @@ def settings_from_args(args: argparse.Namespace) -> Settings:
     overrides = {
         "data_dir": getattr(args, "data_dir", None),
         "model.path": getattr(args, "model", None),
+        "model.adapter": "none" if getattr(args, "no_adapter", False) else None,
     }
     return load_settings(getattr(args, "config", None), overrides)
 

@@ -48,6 +48,8 @@ class Tracer:
 
     request_id: str
     """The request being traced."""
+    model: str | None = None
+    """The model's name (with its adapter's hash), recorded on every row."""
     records: list[TraceRow] = field(default_factory=list)
     """Rows in order."""
     roles: dict[str, RoleUsage] = field(default_factory=dict)
@@ -73,7 +75,7 @@ class Tracer:
                usage: Usage | None, started_at: float, ms: float, error: str | None = None,
                tool: str | None = None) -> TraceRow:
         row = TraceRow(self.request_id, len(self.records) + 1, role, tool, prompt, list(bound_tools), input,
-                       output, usage_dict(usage), started_at, round(ms, 2), error)
+                       output, usage_dict(usage), started_at, round(ms, 2), error, self.model)
         self.records.append(row)
         return row
 
@@ -115,6 +117,8 @@ def format_trace(rows: list[TraceRow]) -> str:
     out = []
     for r in rows:
         head = f"#{r.seq} {r.role}  {r.ms:.0f} ms  tools={','.join(r.bound_tools) or '-'}"
+        if r.model:
+            head += f"  model={r.model}"
         if r.usage:
             head += (f"  tokens in={r.usage.get('prompt_tokens', 0)} cached={r.usage.get('cached_tokens', 0)}"
                      f" out={r.usage.get('generated_tokens', 0)}")

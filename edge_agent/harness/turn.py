@@ -135,7 +135,7 @@ class TurnContext:
 
     def __post_init__(self) -> None:
         self.started = self.clock()
-        self.tracer = Tracer(self.request_id)
+        self.tracer = Tracer(self.request_id, getattr(self.model, "name", None))
 
     # -- guards ------------------------------------------------------------------------------------
     def reset_guards(self) -> None:

@@ -35,7 +35,12 @@ def load_model(settings: "Settings", lock: GenerationLock | None = None) -> "Lla
     from edge_agent.config import DEFAULT_WINDOW
     from edge_agent.llm.llamacpp import LlamaCppModel
 
+    from edge_agent.llm.adapter import choose_adapter
+
     m = settings.model
-    return LlamaCppModel(resolve_model_path(settings), n_ctx=m.n_ctx, n_threads=m.n_threads,
+    path = resolve_model_path(settings)
+    adapter = choose_adapter(m.adapter, path, settings.models_dir)
+    return LlamaCppModel(path, n_ctx=m.n_ctx, n_threads=m.n_threads,
                          n_batch=m.n_batch, keep_sessions=m.keep_sessions, window=DEFAULT_WINDOW, lock=lock,
-                         head_cache_mb=m.head_cache_mb, head_cache_dir=settings.heads_dir)
+                         head_cache_mb=m.head_cache_mb, head_cache_dir=settings.heads_dir,
+                         lora_path=adapter.path if adapter else None, lora_sha256=adapter.sha256 if adapter else None)

@@ -92,7 +92,7 @@ class LlamaCppModel:
                  lock: GenerationLock | None = None, seed: int = 0, fast_grammar: bool = True,
                  extra_buffers: bool | None = None, head_cache_mb: float = DEFAULT_HEAD_CACHE_MB,
                  head_cache_dir: Path | str | None = None, lora_path: Path | str | None = None,
-                 vocab_only: bool = False):
+                 lora_sha256: str | None = None, vocab_only: bool = False):
         from llama_cpp import Llama  # imported here so tests of other parts never load it
 
         path = Path(path)
@@ -123,7 +123,11 @@ class LlamaCppModel:
         except Exception as err:  # llama.cpp reports a corrupt file as a bare failure
             raise ModelLoadError(f"llama.cpp could not load {path}: {err}") from err
         meta = self._llm.metadata or {}
+        self.adapter_sha256 = (lora_sha256 or "unknown") if lora_path else None
+        """The loaded task adapter's sha256 (None without one); part of the name traces record."""
         self.name = meta.get("general.name") or path.stem
+        if self.adapter_sha256:
+            self.name += f"+adapter:{self.adapter_sha256[:12]}"
         self._template = None
         source = meta.get("tokenizer.chat_template")
         if source:
@@ -143,7 +147,7 @@ class LlamaCppModel:
         self.sessions = SessionKeeper(enabled=keep_sessions)
         """Snapshots and token trails of paused sessions (L2 while L3 runs)."""
         settings = {"n_ctx": self.n_ctx, "n_batch": kwargs["n_batch"], "swa_full": True,
-                    "adapter": str(lora_path) if lora_path else None}
+                    "adapter": self.adapter_sha256}
         self.heads = HeadCache(max(0, int(head_cache_mb * 2**20)), Path(head_cache_dir) if head_cache_dir else None,
                                settings, path)
         """KV states of static prompt heads (warm_heads), restored where cheaper than prefill."""
@@ -157,6 +161,11 @@ class LlamaCppModel:
 
     def count_tokens(self, text: str) -> int:
         return len(self.tokenize(text))
+
+    @property
+    def eos_id(self) -> int:
+        """The end-of-sequence token (a training target's last token)."""
+        return int(self._llm.token_eos())
 
     def fit_to_tokens(self, text: str, n: int) -> str:
         tokens = self.tokenize(text)

@@ -177,6 +177,22 @@ def check_head_cache(settings: Settings, path: Path) -> Check:
                                                        f"{settings.heads_dir} or prefilled again")
 
 
+def check_adapter(settings: Settings, path: Path) -> Check:
+    """Which task adapter the model will run with, checked as the runtime checks it."""
+    from edge_agent.llm.adapter import AdapterError, choose_adapter
+
+    try:
+        adapter = choose_adapter(settings.model.adapter, path, settings.models_dir)
+    except AdapterError as err:
+        return Check("adapter", "fail", str(err))
+    if adapter is None:
+        why = "model.adapter = none" if settings.model.adapter == "none" else "no adapter was trained for this model"
+        return Check("adapter", "pass", f"none ({why}): the same prompts without one")
+    data = adapter.card.get("data", {})
+    return Check("adapter", "pass", f"{adapter.path.name} sha256 {adapter.sha256[:16]}… matches its card, trained on "
+                                    f"this model ({data.get('examples', '?')} synthetic examples)")
+
+
 def check_broker(settings: Settings, timeout_s: float = BROKER_TIMEOUT_S) -> Check:
     import paho.mqtt.client as mqtt
 
@@ -256,8 +272,10 @@ def run_checks(settings: Settings, *, now: Callable[[], datetime] | None = None,
               else Check(f"memory (model + KV @ {settings.model.n_ctx})", "fail", "no model to size"))
     heads = (check_head_cache(settings, path) if path.is_file()
              else Check("prompt-head cache", "fail", "no model to size"))
+    adapter = check_adapter(settings, path) if path.is_file() else Check("adapter", "fail", "no model")
     return [
         model,
+        adapter,
         memory,
         heads,
         check_broker(settings, broker_timeout_s),

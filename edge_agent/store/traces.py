@@ -42,7 +42,11 @@ async def pending_actions_001_create(conn: aiosqlite.Connection) -> None:
         " finished_at REAL, result TEXT)")
 
 
-MIGRATIONS = [traces_001_create, pending_actions_001_create]
+async def traces_002_model(conn: aiosqlite.Connection) -> None:
+    await conn.execute("ALTER TABLE traces ADD COLUMN model TEXT")
+
+
+MIGRATIONS = [traces_001_create, pending_actions_001_create, traces_002_model]
 
 
 @dataclass(frozen=True)
@@ -73,6 +77,8 @@ class TraceRow:
     """Wall time of the session."""
     error: str | None = None
     """What went wrong, if anything."""
+    model: str | None = None
+    """The model that generated it, with its adapter's hash when one is loaded."""
 
 
 async def save_traces(conn: aiosqlite.Connection, rows: list[TraceRow]) -> None:
@@ -80,15 +86,15 @@ async def save_traces(conn: aiosqlite.Connection, rows: list[TraceRow]) -> None:
     async with transaction(conn):
         await conn.executemany(
             "INSERT OR REPLACE INTO traces(request_id, seq, role, tool, prompt, bound_tools, input, output,"
-            " usage, started_at, ms, error) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
+            " usage, started_at, ms, error, model) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
             [(r.request_id, r.seq, r.role, r.tool, r.prompt, json.dumps(r.bound_tools), r.input, r.output,
-              json.dumps(r.usage, sort_keys=True), r.started_at, r.ms, r.error) for r in rows])
+              json.dumps(r.usage, sort_keys=True), r.started_at, r.ms, r.error, r.model) for r in rows])
 
 
 def _row(row: aiosqlite.Row) -> TraceRow:
     return TraceRow(row["request_id"], row["seq"], row["role"], row["tool"], row["prompt"],
                     json.loads(row["bound_tools"]), row["input"], row["output"], json.loads(row["usage"]),
-                    row["started_at"], row["ms"], row["error"])
+                    row["started_at"], row["ms"], row["error"], row["model"])
 
 
 async def load_traces(conn: aiosqlite.Connection, request_id: str) -> list[TraceRow]:
