@@ -35,6 +35,7 @@ T = TypeVar("T", bound=BaseModel)
 
 GGUF_MAGIC = b"GGUF"
 FREE_TEXT_REPEAT_PENALTY = 1.1  # small base models loop without it
+N_UBATCH = 64  # tokens llama.cpp evaluates in one physical batch (measured: 376 vs 350 tok/s prefill at 256)
 
 
 def cpu_advertises_amx() -> bool:
@@ -100,8 +101,11 @@ class LlamaCppModel:
         self.path = path
         self.n_ctx = min(n_ctx, window)  # never above the configured window
         self.lock = lock or GenerationLock()
+        # llama.cpp reserves its compute buffer for n_ubatch tokens all producing logits (64 x 262k
+        # floats for Gemma); a smaller physical batch touches less of it and prefills as fast on CPU.
         kwargs: dict[str, Any] = dict(model_path=str(path), n_ctx=self.n_ctx, n_batch=min(n_batch, self.n_ctx),
-                                      n_threads=n_threads, seed=seed, verbose=False, logits_all=False)
+                                      n_ubatch=min(n_batch, self.n_ctx, N_UBATCH), n_threads=n_threads, seed=seed,
+                                      verbose=False, logits_all=False)
         if lora_path:
             kwargs["lora_path"] = str(lora_path)
         self.vocab_only = vocab_only
