@@ -6,7 +6,9 @@ The examples carry token ids made by the runtime's own tokenizer (llama.cpp), so
 exactly what inference sees. The bundled GGUF is dequantized by transformers; LoRA (r 16 on the
 attention and MLP projections) is trained with the loss on the target tokens only, and the LM
 head is applied only at those positions (Gemma's 262k-token vocabulary would otherwise dominate
-every step). Checkpoints are written every --checkpoint-every steps; --resume continues from the
+every step). Examples sharing a prompt head are batched together and the head is run once for
+the batch (its KV cache repeated for every row; gradients identical to running each row whole),
+which halves the compute of the harness's head-heavy prompts. Checkpoints are written every --checkpoint-every steps; --resume continues from the
 last one. The result: DIR/adapter (PEFT) and DIR/base (the config llama.cpp's converter needs).
 Prints one JSON line per checkpoint and a final one with the figures for the model card.
 """
@@ -21,7 +23,8 @@ import time
 from pathlib import Path
 
 LORA_TARGETS = ("q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj")
-DEFAULTS = {"rank": 16, "alpha": 32, "dropout": 0.05, "lr": 2e-4, "epochs": 1.0, "batch": 8, "warmup": 20,
+MIN_SHARED_PREFIX = 64  # a batch whose prompts share fewer tokens runs every row whole
+DEFAULTS = {"rank": 16, "alpha": 32, "dropout": 0.05, "lr": 2e-4, "epochs": 1.5, "batch": 8, "warmup": 20,
             "checkpoint_every": 25, "seed": 0}
 
 
@@ -34,20 +37,26 @@ def load_examples(path: Path) -> list[dict]:
 
 
 def batches(rows: list[dict], batch: int, epochs: float, seed: int) -> list[list[int]]:
-    """Example indices per step: shuffled each epoch, then grouped by length so padding is small."""
+    """Example indices per step. Rows sorted by prompt put those sharing a head side by side; they
+    are cut into groups of at most `batch` that share MIN_SHARED_PREFIX tokens or more (a head
+    computed once, see shared_step_loss). The order of the groups is shuffled every epoch; a
+    fractional last epoch takes a random part of them."""
+    order = sorted(range(len(rows)), key=lambda i: rows[i]["prompt_ids"])
+    groups: list[list[int]] = []
+    for i in order:
+        cur = groups[-1] if groups else None
+        if cur is None or len(cur) >= batch or common_prefix([rows[cur[0]], rows[i]]) < MIN_SHARED_PREFIX:
+            groups.append([i])
+        else:
+            cur.append(i)
     rng = random.Random(seed)
-    order: list[int] = []
-    for _ in range(math.ceil(epochs)):
-        idx = list(range(len(rows)))
-        rng.shuffle(idx)
-        order += idx
-    order = order[: int(len(rows) * epochs)]
-    steps = []
-    window = batch * 16  # sort within windows: similar lengths share a step, order stays random
-    for start in range(0, len(order), window):
-        chunk = sorted(order[start:start + window], key=lambda i: len(rows[i]["prompt_ids"]) + len(rows[i]["target_ids"]))
-        steps += [chunk[i:i + batch] for i in range(0, len(chunk), batch)]
-    rng.shuffle(steps)
+    steps: list[list[int]] = []
+    for epoch in range(math.ceil(epochs)):
+        shuffled = groups[:]
+        rng.shuffle(shuffled)
+        if epoch + 1 > epochs:
+            shuffled = shuffled[: int(len(shuffled) * (epochs - epoch))]
+        steps += shuffled
     return steps
 
 
@@ -88,6 +97,60 @@ def step_loss(peft_model, rows: list[dict], pad_id: int):
     if cap:
         logits = torch.tanh(logits / cap) * cap
     return torch.nn.functional.cross_entropy(logits.float(), torch.tensor(labels)), len(labels), int(mask.sum())
+
+
+def common_prefix(rows: list[dict]) -> int:
+    first = rows[0]["prompt_ids"]
+    n = min(len(r["prompt_ids"]) for r in rows)
+    for r in rows[1:]:
+        ids = r["prompt_ids"]
+        k = 0
+        while k < n and ids[k] == first[k]:
+            k += 1
+        n = k
+    return n
+
+
+def shared_step_loss(peft_model, rows: list[dict], pad_id: int, min_prefix: int = MIN_SHARED_PREFIX):
+    """step_loss for rows whose prompts start alike: the common prefix (a prompt head) is run once
+    and its KV cache repeated for every row, so the head costs one row's compute instead of B.
+    Gradients flow through the shared prefix as they would through each copy."""
+    import torch
+    from transformers import DynamicCache
+
+    shared = common_prefix(rows)
+    if len(rows) < 2 or shared < min_prefix:
+        return step_loss(peft_model, rows, pad_id)
+    shared -= 1  # the prefix's last token is evaluated with the tails: its logits may be a target's
+    base = peft_model.base_model.model
+    cache = DynamicCache(config=base.config)
+    prefix = torch.tensor([rows[0]["prompt_ids"][:shared]])
+    base.model(input_ids=prefix, cache=cache, use_cache=True)
+    cache.batch_repeat_interleave(len(rows))
+    tails = [r["prompt_ids"][shared:] + r["target_ids"] for r in rows]
+    width = max(len(t) for t in tails)
+    ids = torch.full((len(rows), width), pad_id, dtype=torch.long)
+    mask = torch.zeros((len(rows), shared + width), dtype=torch.long)
+    mask[:, :shared] = 1
+    for i, t in enumerate(tails):
+        ids[i, :len(t)] = torch.tensor(t)
+        mask[i, shared:shared + len(t)] = 1
+    positions = torch.arange(shared, shared + width).unsqueeze(0).expand(len(rows), -1)
+    hidden = base.model(input_ids=ids, attention_mask=mask, position_ids=positions, cache=cache,
+                        use_cache=True).last_hidden_state
+    pos_b, pos_t, labels = [], [], []
+    for i, r in enumerate(rows):
+        start = len(r["prompt_ids"]) - shared
+        for j, tok in enumerate(r["target_ids"]):
+            pos_b.append(i)
+            pos_t.append(start + j - 1)
+            labels.append(tok)
+    logits = base.lm_head(hidden[torch.tensor(pos_b), torch.tensor(pos_t)])
+    cap = getattr(base.config, "final_logit_softcapping", None)
+    if cap:
+        logits = torch.tanh(logits / cap) * cap
+    n_tokens = shared + sum(len(t) for t in tails)
+    return torch.nn.functional.cross_entropy(logits.float(), torch.tensor(labels)), len(labels), n_tokens
 
 
 def save_checkpoint(ckpt: Path, peft_model, optimizer, scheduler, step: int, figures: dict) -> None:
@@ -154,7 +217,7 @@ def main(argv: list[str] | None = None) -> int:
     peft_model.train()
     t0 = time.perf_counter() - figures["train_s"]
     for step in range(start, total):
-        loss, n_target, n_tokens = step_loss(peft_model, [rows[i] for i in plan[step]], pad_id)
+        loss, n_target, n_tokens = shared_step_loss(peft_model, [rows[i] for i in plan[step]], pad_id)
         loss.backward()
         torch.nn.utils.clip_grad_norm_(params, 1.0)
         optimizer.step()
