@@ -7,11 +7,9 @@ from __future__ import annotations
 
 import asyncio
 import collections
-import contextlib
 import dataclasses
 import json
 import logging
-import re
 import threading
 import time
 from pathlib import Path
@@ -21,6 +19,8 @@ import numpy as np
 from pydantic import BaseModel, ValidationError
 
 from edge_agent.llm.generation import Control, Evaluator, Progress, Stopped, decode_free_text, prefill
+from edge_agent.llm.grammars import gbnf_for
+from edge_agent.llm.loading import check_model_file, cpu_advertises_amx, model_params
 from edge_agent.llm.grammar_decode import GrammarDecoder
 from edge_agent.llm.heads import DEFAULT_HEAD_CACHE_MB, MIN_HEAD_TOKENS, HeadCache, common_prefix, seq_state, set_seq_state
 from edge_agent.llm.base import (ChatMessage, Completion, GenerationTimeout, ModelError, ModelLoadError,  # noqa: F401
@@ -33,56 +33,8 @@ from edge_agent.llm.window import check_window, fit_tokens
 log = logging.getLogger(__name__)
 T = TypeVar("T", bound=BaseModel)
 
-GGUF_MAGIC = b"GGUF"
 FREE_TEXT_REPEAT_PENALTY = 1.1  # small base models loop without it
 N_UBATCH = 64  # tokens llama.cpp evaluates in one physical batch (measured: 376 vs 350 tok/s prefill at 256)
-
-
-def cpu_advertises_amx() -> bool:
-    """Whether the CPU reports Intel AMX tiles. llama.cpp then routes quantized matmuls through its
-    AMX buffer type, which segfaults in llama_decode on VMs that advertise AMX without granting its
-    state (reproduced on this project's Firecracker dev machines with llama-cpp-python 0.3.36)."""
-    try:
-        with open("/proc/cpuinfo", encoding="utf-8", errors="ignore") as fh:
-            return any(line.startswith("flags") and " amx_tile" in line for line in fh)
-    except OSError:
-        return False
-
-
-@contextlib.contextmanager
-def _model_params(use_extra_bufts: bool):
-    """llama-cpp-python's Llama() does not expose use_extra_bufts; patch the defaults it reads."""
-    import llama_cpp.llama as llama_mod
-
-    original = llama_mod.llama_cpp.llama_model_default_params
-    if use_extra_bufts:
-        yield
-        return
-
-    def params():
-        out = original()
-        out.use_extra_bufts = False
-        return out
-
-    llama_mod.llama_cpp.llama_model_default_params = params
-    try:
-        yield
-    finally:
-        llama_mod.llama_cpp.llama_model_default_params = original
-
-
-def _check_model_file(path: Path) -> None:
-    if not path.exists():
-        raise ModelLoadError(f"model file not found: {path}")
-    if not path.is_file():
-        raise ModelLoadError(f"model path is not a file: {path}")
-    try:
-        with path.open("rb") as fh:
-            magic = fh.read(4)
-    except OSError as err:
-        raise ModelLoadError(f"cannot read model file {path}: {err}") from err
-    if magic != GGUF_MAGIC:
-        raise ModelLoadError(f"not a GGUF model file (bad magic {magic!r}): {path}")
 
 
 class LlamaCppModel:
@@ -97,7 +49,7 @@ class LlamaCppModel:
         from llama_cpp import Llama  # imported here so tests of other parts never load it
 
         path = Path(path)
-        _check_model_file(path)
+        check_model_file(path)
         self.path = path
         self.n_ctx = min(n_ctx, window)  # never above the configured window
         self.lock = lock or GenerationLock()
@@ -117,7 +69,7 @@ class LlamaCppModel:
         # Extra (repacking) buffer types stay on except where they include the AMX path (see above).
         use_extra = (not cpu_advertises_amx()) if extra_buffers is None else extra_buffers
         try:
-            with _model_params(use_extra):
+            with model_params(use_extra):
                 try:
                     self._llm = Llama(**kwargs, swa_full=True)
                 except TypeError:
@@ -200,9 +152,7 @@ class LlamaCppModel:
         with self._grammar_lock:
             grammar = self._grammars.get(key)
             if grammar is None:
-                converted = LlamaGrammar.from_json_schema(json.dumps(grammar_ready(json_schema)), verbose=False)
-                gbnf = compact_json(strict_json_strings(converted._grammar))
-                grammar = LlamaGrammar.from_string(gbnf, verbose=False)
+                grammar = LlamaGrammar.from_string(gbnf_for(json_schema), verbose=False)
                 self._grammars[key] = grammar
         return grammar
 
@@ -446,50 +396,3 @@ def _usage(tokens: list[int], progress: Progress) -> Usage:
     return Usage(prompt_tokens=len(tokens), cached_tokens=progress.cached, generated_tokens=progress.generated,
                  prefill_ms=progress.prefill_s * 1000, decode_ms=progress.decode_s * 1000,
                  forced_tokens=progress.forced)
-
-
-MAX_ENUM_INT_RANGE = 1000  # bounded integers up to this many values become enums in the grammar
-
-
-# Regex classes llama-cpp-python's pattern converter takes literally ("\d" becomes the text \d).
-_PATTERN_CLASSES = {r"\d": "[0-9]", r"\w": "[A-Za-z0-9_]"}
-# Its JSON string rule admits raw control characters, which are not valid JSON; llama.cpp's own
-# json.gbnf excludes them.
-_LOOSE_CHAR = 'char ::= [^"\\\\] |'
-_STRICT_CHAR = 'char ::= [^"\\\\\\x7F\\x00-\\x1F] |'
-
-
-def strict_json_strings(gbnf: str) -> str:
-    """The grammar with JSON strings that cannot contain raw control characters."""
-    return gbnf.replace(_LOOSE_CHAR, _STRICT_CHAR)
-
-
-# The converter lets a space follow every brace, comma and colon. Compact JSON admits none, so
-# between a key and the next one there is exactly one continuation (`","name":"`): jump-forward
-# appends it without sampling, and no decode step is spent choosing whitespace.
-_SPACE_RULE = re.compile(r"^space ::= .*$", re.MULTILINE)
-
-
-def compact_json(gbnf: str) -> str:
-    """The grammar with no optional whitespace between JSON tokens."""
-    return _SPACE_RULE.sub('space ::= ""', gbnf)
-
-
-def grammar_ready(node: Any) -> Any:
-    """A JSON schema rewritten so the grammar converter enforces what pydantic will check:
-    small bounded integer ranges become enums (minimum/maximum are otherwise ignored) and
-    \\d / \\w in patterns become explicit classes. Key order is kept: it is the output order."""
-    if isinstance(node, list):
-        return [grammar_ready(n) for n in node]
-    if not isinstance(node, dict):
-        return node
-    out = {k: grammar_ready(v) for k, v in node.items()}
-    if isinstance(out.get("pattern"), str):
-        for cls, explicit in _PATTERN_CLASSES.items():
-            out["pattern"] = out["pattern"].replace(cls, explicit)
-    if out.get("type") == "integer" and "enum" not in out:
-        lo = out.get("minimum", out["exclusiveMinimum"] + 1 if "exclusiveMinimum" in out else None)
-        hi = out.get("maximum", out["exclusiveMaximum"] - 1 if "exclusiveMaximum" in out else None)
-        if lo is not None and hi is not None and 0 <= hi - lo < MAX_ENUM_INT_RANGE:
-            out = {"enum": list(range(int(lo), int(hi) + 1))}
-    return out

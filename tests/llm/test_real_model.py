@@ -225,7 +225,7 @@ async def test_jump_forward_appends_forced_text_and_stays_valid(real_model):
 
 
 def test_bounded_integers_become_grammar_enums():
-    from edge_agent.llm.llamacpp import grammar_ready
+    from edge_agent.llm.grammars import grammar_ready
 
     schema = Person.model_json_schema()
     out = grammar_ready(schema)
