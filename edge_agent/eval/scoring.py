@@ -15,7 +15,6 @@
 from __future__ import annotations
 
 import json
-import re
 import unicodedata
 from dataclasses import dataclass, field
 from pathlib import PurePosixPath, PureWindowsPath

@@ -7,7 +7,7 @@ tier's, are the facts an answer must be grounded in.
   the facts, and it states at least one of their values (or the facts are only weak matches,
   where "not found" is the honest reply). No second session re-reads what L2 already read.
 - Otherwise (a halt, a step limit, an ungrounded answer) one synthesis generation with a tight
-  token cap answers from the facts, fitted to the window (lowest tier cut first).
+  token cap answers from the facts, fitted to the window by relevance to the question.
 - Where no generation is needed or none is left in the budget (a date, a timeout) the answer is
   built deterministically from the same bytes.
 Under a skill, an L2 answer with nothing gathered is not trusted: the user hears that nothing was
@@ -38,7 +38,6 @@ WINDOW_MARGIN_TOKENS = 16  # slack for template tokens around the facts
 DETERMINISTIC_ITEMS = 3  # entries listed when answering without a generation
 NUMBER_RE = re.compile(r"\d+")
 EMAIL_RE = re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+")
-
 PROMPT_MARKERS = ("Facts:", "Question:", "### ")  # the synthesis prompt echoed back
 # An answer that says nothing was found. Phrasings a small model and the harness's own not-found
 # text use; "does not invent" is judged by this plus the absence of an attachment.

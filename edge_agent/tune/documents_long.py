@@ -122,7 +122,7 @@ APPLIANCES = {
 
 def manual(ctx: Ctx) -> None:
     """One or two long appliance manuals with an error-code table deep inside."""
-    r, loc = ctx.rng, ctx.loc
+    r = ctx.rng
     for appliance in r.sample(tuple(APPLIANCES), r.choice((1, 2))):
         brand = r.choice(V.BRAND_A)
         model = code(r, "AA-9999")
