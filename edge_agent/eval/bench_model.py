@@ -76,6 +76,7 @@ async def _run(args, settings) -> dict:
     heads_mb = model.head_cache_stats()["ram_bytes"] / 2**20
     result = {
         "model": model.name,
+        "adapter": model.adapter_sha256,
         "model_path": str(model.path),
         "n_ctx": model.n_ctx,
         "load_s": round(load_s, 2),
