@@ -9,7 +9,9 @@ head is applied only at those positions (Gemma's 262k-token vocabulary would oth
 every step). Examples sharing a prompt head are batched together and the head is run once for
 the batch (its KV cache repeated for every row; gradients identical to running each row whole),
 which halves the compute of the harness's head-heavy prompts. Checkpoints are written every --checkpoint-every steps; --resume continues from the
-last one. The result: DIR/adapter (PEFT) and DIR/base (the config llama.cpp's converter needs).
+last one. A second stage may start from the first's adapter (--init-adapter) on some roles only
+(--roles planner): the plan is five tokens a question, so one epoch over every role teaches it far
+less than the long L2 and synthesis targets. The result: DIR/adapter (PEFT) and DIR/base (the config llama.cpp's converter needs).
 Prints one JSON line per checkpoint and a final one with the figures for the model card.
 """
 from __future__ import annotations
@@ -24,7 +26,7 @@ from pathlib import Path
 
 LORA_TARGETS = ("q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj")
 MIN_SHARED_PREFIX = 64  # a batch whose prompts share fewer tokens runs every row whole
-DEFAULTS = {"rank": 16, "alpha": 32, "dropout": 0.05, "lr": 2e-4, "epochs": 1.5, "batch": 8, "warmup": 20,
+DEFAULTS = {"rank": 16, "alpha": 32, "dropout": 0.05, "lr": 2e-4, "epochs": 1.0, "batch": 8, "warmup": 20,
             "checkpoint_every": 25, "seed": 0}
 
 
@@ -62,11 +64,13 @@ def batches(rows: list[dict], batch: int, epochs: float, seed: int) -> list[list
 
 def load_model(gguf: Path, args):
     import torch
-    from peft import LoraConfig, get_peft_model
+    from peft import LoraConfig, PeftModel, get_peft_model
     from transformers import AutoModelForCausalLM
 
     model = AutoModelForCausalLM.from_pretrained(str(gguf.parent), gguf_file=gguf.name, torch_dtype=torch.float32)
     model.config.use_cache = False
+    if args.init_adapter:  # a later stage: the earlier stage's LoRA weights, trained further
+        return model, PeftModel.from_pretrained(model, str(args.init_adapter), is_trainable=True)
     config = LoraConfig(r=args.rank, lora_alpha=args.alpha, lora_dropout=args.dropout,
                         target_modules=list(LORA_TARGETS), task_type="CAUSAL_LM")
     return model, get_peft_model(model, config)
@@ -183,6 +187,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--out", type=Path, required=True)
     p.add_argument("--resume", action="store_true", help="continue from DIR/checkpoint")
     p.add_argument("--max-steps", type=int, default=None, help="stop after this many steps (smoke runs)")
+    p.add_argument("--roles", default="", help="only examples of these kinds, comma-separated (planner, l2.call, ...)")
+    p.add_argument("--init-adapter", type=Path, default=None, help="start from this PEFT adapter dir (a later stage)")
     for key, value in DEFAULTS.items():
         p.add_argument(f"--{key.replace('_', '-')}", type=type(value), default=value)
     args = p.parse_args(argv)
@@ -193,6 +199,11 @@ def main(argv: list[str] | None = None) -> int:
 
     torch.manual_seed(args.seed)
     rows = load_examples(args.data)
+    if args.roles:
+        kinds = set(args.roles.split(","))
+        rows = [r for r in rows if r.get("kind") in kinds]
+        if not rows:
+            raise SystemExit(f"no examples of kind {args.roles} in {args.data}")
     plan = batches(rows, args.batch, args.epochs, args.seed)
     if args.max_steps:
         plan = plan[: args.max_steps]
@@ -240,7 +251,7 @@ def main(argv: list[str] | None = None) -> int:
     peft_model.save_pretrained(str(args.out / "adapter"))
     save_base_config(model, args.out / "base")
     trainable = sum(p_.numel() for p_ in params)
-    print(json.dumps({"examples": len(rows), "steps": total, "batch": args.batch, "epochs": args.epochs,
+    print(json.dumps({"examples": len(rows), "roles": args.roles or "all", "steps": total, "batch": args.batch, "epochs": args.epochs,
                       "rank": args.rank, "trainable_parameters": trainable, "load_s": round(load_s, 1),
                       "train_s": round(figures["train_s"], 1), "tokens": figures["tokens"],
                       "target_tokens": figures["target_tokens"],

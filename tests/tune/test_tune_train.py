@@ -28,3 +28,18 @@ def test_a_fractional_epoch_takes_part_of_the_groups_and_the_seed_fixes_the_orde
     one, half = batches(rows, 8, 1.0, 0), batches(rows, 8, 1.5, 0)
     assert len(half) == len(one) + len(one) // 2
     assert batches(rows, 8, 1.5, 0) == half and batches(rows, 8, 1.5, 1) != half
+
+
+def test_the_stages_reports_merge_into_one_card_line():
+    from edge_agent.tune.stages import merge
+
+    one = {"examples": 1600, "roles": "all", "steps": 294, "batch": 8, "epochs": 1.0, "rank": 16,
+           "trainable_parameters": 3796992, "load_s": 51.4, "train_s": 3483.3, "tokens": 304095,
+           "target_tokens": 24207, "first_loss": 3.93, "last_loss_mean10": 0.62}
+    two = {**one, "examples": 384, "roles": "planner", "steps": 144, "epochs": 3.0, "load_s": 50.0,
+           "train_s": 1500.0, "tokens": 150000, "target_tokens": 2300, "first_loss": 0.33, "last_loss_mean10": 0.05}
+    card = merge([one, two])
+    assert card["steps"] == 438 and card["train_s"] == 4983.3 and card["tokens"] == 454095
+    assert card["epochs"] == "1.0 (all) + 3.0 (planner)" and card["examples"] == 1600
+    assert card["first_loss"] == 3.93 and card["last_loss_mean10"] == 0.05  # the run's start, the last stage's end
+    assert card["tokens_per_s"] == round(454095 / 4983.3, 1) and card["stages"] == [one, two]
