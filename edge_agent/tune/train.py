@@ -24,6 +24,8 @@ import sys
 import time
 from pathlib import Path
 
+from edge_agent.llm import heads
+
 LORA_TARGETS = ("q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj")
 MIN_SHARED_PREFIX = 64  # a batch whose prompts share fewer tokens runs every row whole
 DEFAULTS = {"rank": 16, "alpha": 32, "dropout": 0.05, "lr": 2e-4, "epochs": 1.0, "batch": 8, "warmup": 20,
@@ -89,9 +91,18 @@ def step_loss(peft_model, rows: list[dict], pad_id: int):
         mask[i, :len(s)] = 1
     base = peft_model.base_model.model  # Gemma3ForCausalLM with LoRA layers inside
     hidden = base.model(input_ids=ids, attention_mask=mask).last_hidden_state
+    loss, n_target = target_loss(base, hidden, rows, offset=0)
+    return loss, n_target, int(mask.sum())
+
+
+def target_loss(base, hidden, rows: list[dict], offset: int):
+    """Cross-entropy over the target tokens, the LM head only at their positions; `hidden` holds
+    each row from prompt token `offset` on (0, or after a shared prefix)."""
+    import torch
+
     pos_b, pos_t, labels = [], [], []
     for i, r in enumerate(rows):
-        start = len(r["prompt_ids"])
+        start = len(r["prompt_ids"]) - offset
         for j, tok in enumerate(r["target_ids"]):
             pos_b.append(i)
             pos_t.append(start + j - 1)  # the position whose next token is the target token
@@ -100,19 +111,13 @@ def step_loss(peft_model, rows: list[dict], pad_id: int):
     cap = getattr(base.config, "final_logit_softcapping", None)
     if cap:
         logits = torch.tanh(logits / cap) * cap
-    return torch.nn.functional.cross_entropy(logits.float(), torch.tensor(labels)), len(labels), int(mask.sum())
+    return torch.nn.functional.cross_entropy(logits.float(), torch.tensor(labels)), len(labels)
 
 
 def common_prefix(rows: list[dict]) -> int:
+    """Prompt tokens every row starts with (heads.common_prefix, pairwise against the first row)."""
     first = rows[0]["prompt_ids"]
-    n = min(len(r["prompt_ids"]) for r in rows)
-    for r in rows[1:]:
-        ids = r["prompt_ids"]
-        k = 0
-        while k < n and ids[k] == first[k]:
-            k += 1
-        n = k
-    return n
+    return min(heads.common_prefix(first, r["prompt_ids"]) for r in rows)
 
 
 def shared_step_loss(peft_model, rows: list[dict], pad_id: int, min_prefix: int = MIN_SHARED_PREFIX):
@@ -142,19 +147,8 @@ def shared_step_loss(peft_model, rows: list[dict], pad_id: int, min_prefix: int 
     positions = torch.arange(shared, shared + width).unsqueeze(0).expand(len(rows), -1)
     hidden = base.model(input_ids=ids, attention_mask=mask, position_ids=positions, cache=cache,
                         use_cache=True).last_hidden_state
-    pos_b, pos_t, labels = [], [], []
-    for i, r in enumerate(rows):
-        start = len(r["prompt_ids"]) - shared
-        for j, tok in enumerate(r["target_ids"]):
-            pos_b.append(i)
-            pos_t.append(start + j - 1)
-            labels.append(tok)
-    logits = base.lm_head(hidden[torch.tensor(pos_b), torch.tensor(pos_t)])
-    cap = getattr(base.config, "final_logit_softcapping", None)
-    if cap:
-        logits = torch.tanh(logits / cap) * cap
-    n_tokens = shared + sum(len(t) for t in tails)
-    return torch.nn.functional.cross_entropy(logits.float(), torch.tensor(labels)), len(labels), n_tokens
+    loss, n_target = target_loss(base, hidden, rows, offset=shared)
+    return loss, n_target, shared + sum(len(t) for t in tails)
 
 
 def save_checkpoint(ckpt: Path, peft_model, optimizer, scheduler, step: int, figures: dict) -> None:
