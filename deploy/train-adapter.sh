@@ -18,7 +18,7 @@ ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 source "$ROOT/deploy/setup.sh"
 cd "$ROOT"
 
-EXAMPLES=1600 EPOCHS=1.0 PLANNER_EPOCHS=3 SEED=1 RESUME="" MAX_STEPS="" INSTALL=1
+EXAMPLES=1500 EPOCHS=1.0 PLANNER_EPOCHS=2.5 SEED=1 RESUME="" MAX_STEPS="" INSTALL=1
 while [ $# -gt 0 ]; do
   case "$1" in
     --examples) EXAMPLES="$2"; shift 2 ;;

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import logging
 import re
+from datetime import date
 from typing import Any
 
 from pydantic import BaseModel
@@ -51,6 +52,15 @@ async def date_context(turn: TurnContext, toolbox: Toolbox) -> str | None:
     """The date ranges text for an L3 prompt, from current_date run once per question."""
     payload = await _run_hidden(turn, toolbox, DATE_TOOL)
     return prompts.date_context(payload, turn.model.count_tokens) if isinstance(payload, dict) else None
+
+
+async def today(turn: TurnContext, toolbox: Toolbox) -> date | None:
+    """Today's date as current_date gives it (run once per question), or None."""
+    payload = await _run_hidden(turn, toolbox, DATE_TOOL)
+    try:
+        return date.fromisoformat(str(payload.get("today"))) if isinstance(payload, dict) else None
+    except ValueError:
+        return None
 
 
 async def todays_date_context(toolbox: Toolbox, count_tokens) -> str | None:

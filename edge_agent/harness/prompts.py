@@ -8,12 +8,14 @@ builder with VARIABLE in that place and cuts there, so a head can never drift fr
 from __future__ import annotations
 
 import json
+from datetime import date, timedelta
 from typing import Any, Callable, Iterable, Sequence
 
 from pydantic import BaseModel
 
 from edge_agent.harness.skills import NONE_SKILL, Skill
 from edge_agent.llm.base import ChatMessage
+from edge_agent.tools import dates
 from edge_agent.tools.base import ToolManifest
 
 PLANNER_INSTRUCTIONS = """\
@@ -102,11 +104,40 @@ def l2_head(skill_steps: str, exposed: Sequence[ToolManifest], rationale: str, q
 
 
 def l3_messages(manifest: ToolManifest, args_model: type[BaseModel], instruction: str,
-                date_context: str | None = None) -> list[ChatMessage]:
+                date_context: str | None = None, dates_named: str = "") -> list[ChatMessage]:
+    """L3's one-tool session. `dates_named` (see date_hints) follows the instruction: it varies
+    with every request, so it stays out of the day's cached head."""
     system = f"{L3_INSTRUCTIONS.format(name=manifest.name)}\n\n{tool_card(manifest, args_model)}"
     if date_context:
         system += f"\n\n{date_context}"
-    return [ChatMessage("system", system), ChatMessage("user", instruction)]
+    user = f"{instruction}\n({dates_named})" if dates_named else instruction
+    return [ChatMessage("system", system), ChatMessage("user", user)]
+
+
+OPEN_RANGE_DAYS = (-30, 90)  # no day named ("where is the book launch?"): a month back to three months ahead
+
+
+def date_hints(instruction: str, question: str, today: date) -> str:
+    """The days the date phrases of an L3 request mean, resolved by the one date resolver.
+
+    The instruction's phrases are used, else the question's (L2 may leave the day out of its
+    words); with none at all, the open range OPEN_RANGE_DAYS around today. A small model copies
+    a written range far more reliably than it does calendar arithmetic; a phrase the resolver
+    cannot work out is named as such, never guessed.
+    """
+    found = dates.resolve_all(instruction, today) or dates.resolve_all(question, today)
+    parts = []
+    for r in found:
+        if r.span is None:
+            parts.append(f"{r.phrase}: unknown")
+        elif r.span.first == r.span.last:
+            parts.append(f"{r.phrase}: {r.span.first.isoformat()}")
+        else:
+            parts.append(f"{r.phrase}: {r.span.first.isoformat()} to {r.span.last.isoformat()}")
+    if not any(r.span is not None for r in found):
+        first, last = (today + timedelta(days=d) for d in OPEN_RANGE_DAYS)
+        parts.append(f"no day named: {first.isoformat()} to {last.isoformat()}")
+    return "Dates: " + "; ".join(dict.fromkeys(parts))
 
 
 RANGE_SEPARATORS = (" to ", "..", " - ")  # ways to write a span; the one the tokenizer takes fewest tokens for wins

@@ -23,9 +23,10 @@ from edge_agent.tune.dataset import generate
 from edge_agent.tune.teacher import Example, household_examples
 
 # Shares of the training set by role kind (L2's call steps and answer steps are counted apart).
-ROLE_SHARES = {"planner": 0.24, "l2.call": 0.22, "l2.answer": 0.20, "l3": 0.24, "synth": 0.10}
+# The plan is the step a wrong answer most often starts from (docs/eval), so it has the largest share.
+ROLE_SHARES = {"planner": 0.30, "l2.call": 0.20, "l2.answer": 0.20, "l3": 0.22, "synth": 0.08}
 MAX_EXAMPLE_TOKENS = 1024  # longer examples cost a whole step of padding; they are skipped
-MIN_HOUSEHOLDS = 60  # each share is spread over at least this many households (menus, names, data)
+MIN_HOUSEHOLDS = 120  # each share is spread over at least this many households (menus, names, data)
 MAX_HOUSEHOLDS = 600  # a bound on the replay, in case a share can never be filled
 
 

@@ -4,7 +4,8 @@ The adapter must learn the protocol (read the menu, pick by description, follow 
 one menu. Each household gets a variant: every real skill under its own or another fitting name
 (which also changes the menu's order, since skills load in name order), its description in one
 of a few wordings, and up to two invented skills over the same real tools for subjects no
-question asks about. A variant is written as a skills folder the Assistant loads like the real one.
+question asks about. A variant is written as a skills folder the Assistant loads like the real one. About a third
+of households get the real menu unchanged: it is the one the device actually shows the planner.
 """
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ from pathlib import Path
 
 from edge_agent.harness.skills import Skill, load_skills
 
+REAL_MENU_SHARE = 0.35  # households whose menu is the shipped skills folder as it is (what the device runs)
 # Other names a skill could carry (the first is the real one).
 NAMES: dict[str, tuple[str, ...]] = {
     "calendar_question": ("calendar_question", "calendar", "schedule_lookup", "agenda", "events_check"),
@@ -79,6 +81,11 @@ def write_menu(directory: Path, seed: int, skills: dict[str, Skill] | None = Non
     skills = skills if skills is not None else load_skills()
     directory.mkdir(parents=True, exist_ok=True)
     names: dict[str, str] = {}
+    if rng.random() < REAL_MENU_SHARE:
+        for real, skill in skills.items():
+            names[real] = real
+            _write(directory, real, skill.description, skill.tools, skill.steps, skill.stop_after)
+        return Menu(directory, names)
     for real, skill in skills.items():
         name = real if rng.random() < 0.4 else rng.choice(NAMES.get(real, (real,)))
         description = skill.description if rng.random() < 0.5 else rng.choice(DESCRIPTIONS.get(real, (skill.description,)))

@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from datetime import date, timedelta
 
+from edge_agent.harness.prompts import OPEN_RANGE_DAYS
 from edge_agent.tools.current_date import RANGE_LABELS, date_ranges
 from edge_agent.tools.dates import Span, resolve, resolve_all
 from edge_agent.tune.common import MONTHS, WEEKDAYS, PhoneBook, day_month, money
@@ -77,11 +78,14 @@ def _single_timed(kit: Kit, lo: int, hi: int) -> list[tuple[Event, date]]:
 def calendar(kit: Kit, n: int) -> None:
     """calendar: a named event or a day given as an explicit date (queryCalendar only)."""
     rng = kit.rng
-    kinds = ["cal.time", "cal.where", "cal.day", "cal.time", "cal.where", "cal.month"]
+    kinds = ["cal.time", "cal.where", "cal.day", "cal.time", "cal.where", "cal.month", "cal.find", "cal.find"]
     rng.shuffle(kinds)
     candidates = _single_timed(kit, -20, 60)
     for kind in kinds[:n]:
         questions, instructions = CALENDAR[kind]
+        if kind == "cal.find":
+            _find_event(kit, questions, instructions)
+            continue
         if kind == "cal.month":
             first = (kit.hh.today.replace(day=1) + timedelta(days=32)).replace(day=1)
             phrase = f"in {MONTHS[first.month - 1]}"
@@ -115,6 +119,29 @@ def calendar(kit: Kit, n: int) -> None:
             continue
         kit.add("calendar", text, [call("queryCalendar", kit.instruction(instructions, slots),
                                         start=day.isoformat(), end=day.isoformat())], facts)
+
+
+def _find_event(kit: Kit, questions, instructions) -> None:
+    """A named event asked about with no day: L3 searches the open range the harness gives
+    (prompts.OPEN_RANGE_DAYS); only an event with one instance in that range is asked about."""
+    today = kit.hh.today
+    first, last = (today + timedelta(days=d) for d in OPEN_RANGE_DAYS)
+    once = []
+    for ev in kit.hh.events:
+        if ev.spoken and not ev.rrule and not ev.all_day and TIME_RE.search(ev.description):
+            found = list(instances(ev, first, last, kit.hh.timezone))
+            if len(found) == 1:
+                once.append(ev)
+    if not once:
+        return
+    ev = kit.rng.choice(once)
+    slots = {"event": kit.rng.choice(ev.spoken)}
+    facts = [TIME_RE.search(ev.description).group(0)]
+    text = kit.style(kit.fill(kit.pick(questions), slots), [slots["event"]])
+    if any(r.span is not None for r in resolve_all(text, today)):
+        return  # styling or the event's name reads as a day: the open range would be wrong
+    kit.add("calendar", text, [call("queryCalendar", kit.instruction(instructions, slots),
+                                    start=first.isoformat(), end=last.isoformat())], facts)
 
 
 def _phrases(today: date) -> list[str]:

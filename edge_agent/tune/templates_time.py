@@ -16,10 +16,10 @@ CALENDAR = {
         "check the diary for {date}: what time is the {event}",
         "booking time off, what time's the {event} on {date}",
     ), (
-        "events on {iso}, for the time of the {event}",
-        "the calendar for {iso}: the {event}",
-        "what is on {iso} ({event})",
-        "the user's events on {iso}",
+        "events on {date}, for the time of the {event}",
+        "the calendar for {date}: the {event}",
+        "what is on {date} ({event})",
+        "the user's events on {date}",
     )),
     "cal.where": ((
         "where's the {event} on {date}? need directions",
@@ -31,10 +31,10 @@ CALENDAR = {
         "the {event} on {date} - where's that, so I can book a taxi",
         "look up the location of the {event} on {date}",
     ), (
-        "events on {iso}, for where the {event} is",
-        "the location of the {event} on {iso}",
-        "the calendar for {iso}: the {event}",
-        "the user's events on {iso}",
+        "events on {date}, for where the {event} is",
+        "the location of the {event} on {date}",
+        "the calendar for {date}: the {event}",
+        "the user's events on {date}",
     )),
     "cal.day": ((
         "anything in the diary for {date}? someone wants to meet",
@@ -47,10 +47,10 @@ CALENDAR = {
         "remind me what's booked on {date}",
         "got anything scheduled {date}? checking before I say yes",
     ), (
-        "events on {iso}",
-        "the user's calendar for {iso}",
-        "everything on {iso}",
-        "what is scheduled on {iso}",
+        "events on {date}",
+        "the user's calendar for {date}",
+        "everything on {date}",
+        "what is scheduled on {date}",
     )),
     "cal.month": ((
         "anything big coming up {month}? trying to plan a weekend away",
@@ -62,13 +62,28 @@ CALENDAR = {
         "list the main events {month} please",
         "what's booked {month} that I shouldn't forget",
     ), (
-        "events from {iso} to {iso_end}",
-        "the user's calendar for {month_name} ({iso} to {iso_end})",
-        "everything scheduled {iso} to {iso_end}",
-        "the calendar between {iso} and {iso_end}",
+        "events {month}",
+        "the user's calendar {month}",
+        "everything scheduled {month}",
+        "the main events {month}",
+    )),
+    "cal.find": ((
+        "when's the {event}? I've forgotten",
+        "what time is the {event} again",
+        "where's the {event} being held",
+        "remind me when I've got the {event}",
+        "is the {event} soon? what day is it",
+        "what day did I put the {event} in for",
+        "where do I need to be for the {event}",
+        "the {event} - when and where is it",
+    ), (
+        "find the {event} in the calendar",
+        "when the {event} is",
+        "the {event}: its day, time and place",
+        "events around now, for the {event}",
     )),
 }
-"""Calendar questions with an explicit date or month (no date resolving needed)."""
+"""Calendar questions with an explicit date or month, or a named event with no day (the open range)."""
 
 RELATIVE = {
     "rel.events": ((

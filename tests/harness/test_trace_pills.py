@@ -122,6 +122,19 @@ async def test_calendar_l3_gets_concrete_date_ranges(make_harness):
     assert l3.schema is not None and set(l3.schema.model_fields) == {"start", "end"}
 
 
+async def test_calendar_l3_reads_the_days_the_request_names(make_harness):
+    model = role_model(planner=[plan("calendar_question")],
+                       l2=[call("queryCalendar", "events on 24 November"), call("queryCalendar", "the dentist"),
+                           answer("ok")],
+                       l3={"queryCalendar": [{"start": "2026-11-24", "end": "2026-11-24"},
+                                             {"start": "2026-10-03", "end": "2027-01-31"}]})
+    await make_harness(model).ask("What time is the dentist?", request_id="r7")
+    first, second = [c for c in model.calls if c.role.startswith("l3.queryCalendar")]
+    assert "events on 24 November\n(Dates: 24 November: 2026-11-24)" in first.prompt
+    # Neither the instruction nor the question names a day: the open range around today (2026-11-02).
+    assert "the dentist\n(Dates: no day named: 2026-10-03 to 2027-01-31)" in second.prompt
+
+
 async def test_current_date_runs_without_generation_and_answers_deterministically(make_harness, db):
     model = role_model(planner=[plan("date_question")], l2=[call("current_date", "today")])
     out = await make_harness(model).ask("What is the date next week?", request_id="r7")

@@ -4,12 +4,13 @@ from __future__ import annotations
 import random
 import re
 from collections import Counter
-from datetime import date
+from datetime import date, timedelta
 
 import pytest
 
 from edge_agent.eval.questions import CATEGORIES, load_questions
 from edge_agent.eval.session import assistant_catalog
+from edge_agent.harness.prompts import OPEN_RANGE_DAYS
 from edge_agent.tools.dates import resolve_all
 from edge_agent.tune import templates_docs, templates_people, templates_recall, templates_time
 from edge_agent.tune.dataset import generate, question_row, write_questions
@@ -73,7 +74,8 @@ def test_plans_follow_the_crafting_rules(generated):
                 assert len(c.args["query"].split()) >= 2 and set(c.args) == {"query", "devices"}, (q.id, c.args)
             elif c.tool == "queryCalendar":
                 first, last = date.fromisoformat(c.args["start"]), date.fromisoformat(c.args["end"])
-                assert first <= last and (last - first).days < 32
+                back, ahead = OPEN_RANGE_DAYS
+                assert first <= last and ((last - first).days < 32 or (last - first).days == ahead - back), c.args
             elif c.tool == "current_date":
                 assert c.args == {}
         if q.category in ("multi",):
@@ -108,18 +110,22 @@ def test_a_device_is_listed_only_when_the_user_asks_to_search_it(generated):
 
 def test_relative_dates_are_the_resolvers(generated):
     """The queried days are what the project's own resolver makes of the question's date phrase."""
-    seen = 0
+    seen = open_seen = 0
     for g, q in all_questions(generated):
         if q.category not in ("relative_date", "calendar"):
             continue
         today = g.household.today
         cal = [c for c in q.plan.calls if c.tool == "queryCalendar"][0]
         spans = {(r.span.first.isoformat(), r.span.last.isoformat()) for r in resolve_all(q.question, today) if r.span}
+        if not spans:  # a named event with no day: the open range L3 is given (prompts.date_hints)
+            open_ = (today + timedelta(days=OPEN_RANGE_DAYS[0]), today + timedelta(days=OPEN_RANGE_DAYS[1]))
+            spans = {(open_[0].isoformat(), open_[1].isoformat())}
+            open_seen += 1
         assert (cal.args["start"], cal.args["end"]) in spans, (q.question, cal.args, spans)
         if q.category == "relative_date":
             assert [c.tool for c in q.plan.calls] == ["current_date", "queryCalendar"]
             seen += 1
-    assert seen >= 60
+    assert seen >= 60 and open_seen >= 5, (seen, open_seen)
 
 
 def test_templates_are_many_and_fill_cleanly():

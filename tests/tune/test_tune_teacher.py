@@ -79,6 +79,14 @@ def test_menus_vary_names_order_and_invented_skills(tmp_path):
     assert any(len(load_skills(m.directory)) > len(real) for m in menus)  # invented distractors
 
 
+def test_about_a_third_of_menus_are_the_shipped_one_unchanged(tmp_path):
+    real = load_skills()
+    menus = [write_menu(tmp_path / f"m{seed}", seed) for seed in range(60)]
+    unchanged = [m for m in menus if {n: (s.description, s.steps) for n, s in load_skills(m.directory).items()}
+                 == {n: (s.description, s.steps) for n, s in real.items()}]
+    assert 0.2 <= len(unchanged) / len(menus) <= 0.5
+
+
 def test_a_balanced_tokenized_set_with_bos_and_eos(tokenizer, tmp_path):
     rows = asyncio.run(collect(40, 5, tmp_path, tokenizer, progress=lambda _: None))
     want = quotas(40)
