@@ -27,6 +27,7 @@ from edge_agent.llm.base import ChatMessage
 log = logging.getLogger(__name__)
 
 CALL_TOOL = "call_tool"
+DATE_CHANNEL = "date"  # the channel of tools that give context (today's date), not an answer
 TOOL_NAME_CHARS = 32  # longest tool name L2 may write
 INSTRUCTION_CHARS = 120  # one plain-language request
 ANSWER_CHARS = 200  # L2's answer: what the user gets when it is grounded in the side channels
@@ -72,9 +73,9 @@ L2_STEP_MAX_TOKENS = worst_case_tokens(L2Step)
 def step_schema(tool_names: tuple[str, ...], must_call: bool) -> type[BaseModel]:
     """The grammar of one L2 step for this skill's tools.
 
-    The tool name is limited to the exposed names, and the first step of an attempt must be a
-    call: a small model otherwise "answers" from nothing before its skill's step 1 ran (seen with
-    the bundled 270M model). Dispatch still resolves names for models that are not constrained.
+    The tool name is limited to the exposed names, and until a tool that looks something up has run
+    a step must be a call: a small model otherwise "answers" from nothing before its skill's step 1
+    ran (seen with the bundled 270M model). Dispatch still resolves names for models that are not constrained.
     Every value this admits is also an L2Step, so L2_STEP_MAX_TOKENS stays a safe reserve.
     """
     if not tool_names:
@@ -158,11 +159,18 @@ class Follower:
             stop = turn.begin_step(messages, L2_STEP_MAX_TOKENS)
             if stop is not None:
                 return FollowEnd("step_limit", None, tuple(steps), stop)
-            schema = step_schema(names, must_call=not steps) if self.constrain else L2Step
+            schema = step_schema(names, must_call=not self._gathered(steps)) if self.constrain else L2Step
             static = None if steps else prompts.l2_static(skill.steps_text(), exposed)
             end = await self._step(turn, dispatch, messages, steps, session, schema, static)
             if end is not None:
                 return FollowEnd(end[0], end[1], tuple(steps), end[2])
+
+    def _gathered(self, steps: list[StepRecord]) -> bool:
+        """Whether a tool that looks something up has run. Today's date (a "date" channel tool) is
+        context for the next call, not an answer: a skill that ends with it says so (stop_after).
+        Seen with the bundled model: it called current_date for "what's on 20 November?" and answered."""
+        tools = self.toolbox.tools
+        return any(s.result_tool in tools and tools[s.result_tool].manifest.channel != DATE_CHANNEL for s in steps)
 
     async def _step(self, turn: TurnContext, dispatch: Dispatcher, messages: list[ChatMessage],
                     steps: list[StepRecord], session: str, schema: type[BaseModel] = L2Step,

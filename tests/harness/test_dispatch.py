@@ -153,3 +153,14 @@ async def test_constrained_l2_must_call_first_and_names_only_exposed_tools(make_
     assert '"answer"' not in l2_schemas[0] and '"answer"' in l2_schemas[1]
     assert all('"enum": ["check_notebook", "grep_memory"]' in s or '"enum": ["grep_memory", "check_notebook"]' in s
                for s in l2_schemas)
+
+
+async def test_todays_date_alone_is_not_enough_to_answer_a_calendar_question(make_harness):
+    model = role_model(planner=[plan("calendar_question")],
+                       l2=[call("current_date", "today"), call("queryCalendar", "events on 3 November"), answer("ok")],
+                       l3={"queryCalendar": [{"start": "2026-11-03", "end": "2026-11-03"}]})
+    await make_harness(model).ask("What's on 3 November?", request_id="rd")
+    l2_schemas = [json.dumps(c.schema.model_json_schema()) for c in model.calls if c.role == "l2"]
+    assert len(l2_schemas) == 3
+    assert '"answer"' not in l2_schemas[0] and '"answer"' not in l2_schemas[1]  # the date is context, not an answer
+    assert '"answer"' in l2_schemas[2]  # after the calendar ran
