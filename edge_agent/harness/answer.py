@@ -20,7 +20,6 @@ import logging
 import re
 import time
 from dataclasses import dataclass, field
-from datetime import date
 from typing import Any
 
 from edge_agent.harness import prompts
@@ -29,6 +28,7 @@ from edge_agent.harness.fitting import FUNCTION_WORDS, WORD_RE, fit_relevant
 from edge_agent.harness.turn import TurnContext
 from edge_agent.store.recurrence import Occurrence
 from edge_agent.tools import dates
+from edge_agent.tools.current_date import payload_today
 from edge_agent.tools.query_calendar import event_line
 
 log = logging.getLogger(__name__)
@@ -165,9 +165,8 @@ def date_answer(payload: dict[str, Any], question: str) -> str:
     A phrase the resolver cannot work out is said so, never guessed (see edge_agent/tools/dates.py).
     """
     text = f"Today is {payload.get('weekday')}, {payload.get('today')}."
-    try:
-        today = date.fromisoformat(str(payload.get("today")))
-    except ValueError:
+    today = payload_today(payload)
+    if today is None:
         return text
     extra = dates.describe(question, today)
     return f"{text} {extra}" if extra else text

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import logging
 import re
-from datetime import date
 from typing import Any
 
 from pydantic import BaseModel
@@ -18,6 +17,7 @@ from edge_agent.harness import prompts
 from edge_agent.harness.toolbox import Toolbox
 from edge_agent.harness.turn import TurnContext
 from edge_agent.tools.base import ToolError
+from edge_agent.tools.current_date import payload_today
 
 log = logging.getLogger(__name__)
 
@@ -48,19 +48,15 @@ async def _run_hidden(turn: TurnContext, toolbox: Toolbox, name: str) -> Any:
     return turn.memo[name]
 
 
-async def date_context(turn: TurnContext, toolbox: Toolbox) -> str | None:
-    """The date ranges text for an L3 prompt, from current_date run once per question."""
+async def l3_dates(turn: TurnContext, toolbox: Toolbox, instruction: str) -> tuple[str | None, str]:
+    """For a tool that takes dates: the day's ranges (its L3 head) and the days this request names
+    (prompts.date_hints), from current_date run once per question; (None, "") without a date."""
     payload = await _run_hidden(turn, toolbox, DATE_TOOL)
-    return prompts.date_context(payload, turn.model.count_tokens) if isinstance(payload, dict) else None
-
-
-async def today(turn: TurnContext, toolbox: Toolbox) -> date | None:
-    """Today's date as current_date gives it (run once per question), or None."""
-    payload = await _run_hidden(turn, toolbox, DATE_TOOL)
-    try:
-        return date.fromisoformat(str(payload.get("today"))) if isinstance(payload, dict) else None
-    except ValueError:
-        return None
+    if not isinstance(payload, dict):
+        return None, ""
+    today = payload_today(payload)
+    named = prompts.date_hints(instruction, turn.question, today) if today else ""
+    return prompts.date_context(payload, turn.model.count_tokens), named
 
 
 async def todays_date_context(toolbox: Toolbox, count_tokens) -> str | None:

@@ -126,17 +126,10 @@ def date_hints(instruction: str, question: str, today: date) -> str:
     cannot work out is named as such, never guessed.
     """
     found = dates.resolve_all(instruction, today) or dates.resolve_all(question, today)
-    parts = []
-    for r in found:
-        if r.span is None:
-            parts.append(f"{r.phrase}: unknown")
-        elif r.span.first == r.span.last:
-            parts.append(f"{r.phrase}: {r.span.first.isoformat()}")
-        else:
-            parts.append(f"{r.phrase}: {r.span.first.isoformat()} to {r.span.last.isoformat()}")
+    parts = [f"{r.phrase}: {dates.span_text(r.span.first, r.span.last) if r.span else 'unknown'}" for r in found]
     if not any(r.span is not None for r in found):
         first, last = (today + timedelta(days=d) for d in OPEN_RANGE_DAYS)
-        parts.append(f"no day named: {first.isoformat()} to {last.isoformat()}")
+        parts.append(f"no day named: {dates.span_text(first, last)}")
     return "Dates: " + "; ".join(dict.fromkeys(parts))
 
 
@@ -154,7 +147,7 @@ def date_context(payload: dict[str, Any], count_tokens: Callable[[str], int] | N
         return today
 
     def render(sep: str) -> str:
-        text = "; ".join(f"{label}: {a}" if a == b else f"{label}: {a}{sep}{b}" for label, (a, b) in spans)
+        text = "; ".join(f"{label}: {dates.span_text(a, b, sep)}" for label, (a, b) in spans)
         return f"{today} Date ranges (YYYY-MM-DD, inclusive): {text}."
 
     options = [render(sep) for sep in RANGE_SEPARATORS]

@@ -101,11 +101,8 @@ class ToolAgent:
         role = f"l3.{name}.{turn.next_dispatch()}"
         if not tool.Args.model_fields:
             return await self._run_without_generation(turn, name, instruction, role)
-        date_text, named = None, ""
-        if plumbing.wants_dates(tool.Args):
-            date_text = await plumbing.date_context(turn, self.toolbox)
-            today = await plumbing.today(turn, self.toolbox)
-            named = prompts.date_hints(instruction, turn.question, today) if today else ""
+        date_text, named = await plumbing.l3_dates(turn, self.toolbox, instruction) if plumbing.wants_dates(tool.Args) \
+            else (None, "")
         messages = prompts.l3_messages(manifest, tool.Args, instruction, date_text, named)
         static = prompts.l3_static(manifest, tool.Args, date_text)
         try:

@@ -7,7 +7,7 @@ from pydantic import BaseModel, ConfigDict
 
 from edge_agent.tools.base import Tool, ToolContext, ToolResult
 from edge_agent.tools.dates import WEEKDAY_NAMES as WEEKDAYS
-from edge_agent.tools.dates import resolve
+from edge_agent.tools.dates import resolve, span_text
 
 RANGE_LABELS = {
     "today": "today", "tomorrow": "tomorrow", "yesterday": "yesterday", "this_week": "this week",
@@ -50,6 +50,13 @@ class CurrentDate(Tool[CurrentDateArgs]):
         lines = [f"Today is {payload['weekday']} {today.isoformat()} ({zone})."]
         for key, label in RANGE_LABELS.items():
             first, last = ranges[key]
-            span = first.isoformat() if first == last else f"{first.isoformat()} to {last.isoformat()}"
-            lines.append(f"{label}: {span}")
+            lines.append(f"{label}: {span_text(first, last)}")
         return ToolResult("\n".join(lines), payload)
+
+
+def payload_today(payload: object) -> date | None:
+    """Today's date from a current_date payload, or None when it is missing or malformed."""
+    try:
+        return date.fromisoformat(str(payload.get("today"))) if isinstance(payload, dict) else None
+    except ValueError:
+        return None

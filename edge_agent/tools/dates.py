@@ -12,7 +12,8 @@ from datetime import date
 
 from edge_agent.tools.date_table import CUE, TABLE, WEEKDAY_NAMES, Span
 
-__all__ = ["Resolution", "Span", "TABLE", "WEEKDAY_NAMES", "describe", "resolve", "resolve_all", "weekday_name"]
+__all__ = ["Resolution", "Span", "TABLE", "WEEKDAY_NAMES", "describe", "resolve", "resolve_all", "span_text",
+           "weekday_name"]
 
 CONTEXT_WORDS = 3  # words shown before an unresolved date word
 
@@ -63,6 +64,11 @@ def resolve(phrase: str, today: date) -> Span | None:
 def _context(text: str, m: re.Match) -> str:
     before = re.findall(r"[\w'/-]+", text[:m.start()])[-CONTEXT_WORDS:]
     return " ".join([*before, m.group(0)])
+
+
+def span_text(first: object, last: object, sep: str = " to ") -> str:
+    """A run of days as written for a model: one day once, else first, `sep`, last (dates or ISO strings)."""
+    return f"{first}" if first == last else f"{first}{sep}{last}"
 
 
 def weekday_name(day: date) -> str:

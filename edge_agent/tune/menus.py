@@ -81,16 +81,13 @@ def write_menu(directory: Path, seed: int, skills: dict[str, Skill] | None = Non
     skills = skills if skills is not None else load_skills()
     directory.mkdir(parents=True, exist_ok=True)
     names: dict[str, str] = {}
-    if rng.random() < REAL_MENU_SHARE:
-        for real, skill in skills.items():
-            names[real] = real
-            _write(directory, real, skill.description, skill.tools, skill.steps, skill.stop_after)
-        return Menu(directory, names)
+    shipped = rng.random() < REAL_MENU_SHARE  # no further draws then: the same seed makes the same menu
     for real, skill in skills.items():
-        name = real if rng.random() < 0.4 else rng.choice(NAMES.get(real, (real,)))
-        description = skill.description if rng.random() < 0.5 else rng.choice(DESCRIPTIONS.get(real, (skill.description,)))
+        name = real if shipped or rng.random() < 0.4 else rng.choice(NAMES.get(real, (real,)))
+        description = skill.description if shipped or rng.random() < 0.5 else \
+            rng.choice(DESCRIPTIONS.get(real, (skill.description,)))
         names[real] = name
         _write(directory, name, description, skill.tools, skill.steps, skill.stop_after)
-    for name, description, tool, steps in rng.sample(INVENTED, rng.randint(0, 2)):
+    for name, description, tool, steps in ([] if shipped else rng.sample(INVENTED, rng.randint(0, 2))):
         _write(directory, name, description, (tool,), steps)
     return Menu(directory, names)
