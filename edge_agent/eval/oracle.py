@@ -102,6 +102,14 @@ class Oracle:
                 instruction = instruction[:INSTRUCTION_CHARS]
             return {"call_tool": {"tool": call.tool, "instruction": instruction}}
         q = st.question
+        fallback = _must_call(info.schema)
+        if fallback and st.last_call is not None:
+            # The plan's calls found nothing and the grammar wants the skill's next lookup tool:
+            # ask it about the same thing, as the skill's own step says.
+            last = st.last_call
+            args = {"query": last.args["query"]} if "query" in last.args else {}
+            st.last_call = PlannedCall(tool=fallback[0], instruction=last.instruction, args=args)
+            return {"call_tool": {"tool": fallback[0], "instruction": last.instruction[:INSTRUCTION_CHARS]}}
         evidence = tool_results(info.prompt, q.question)
         text = (None if q.category == "unanswerable" else shortest_answer(evidence, q.expected_facts))
         return {"answer": (text or NOT_FOUND_ANSWER)[:ANSWER_CHARS]}
@@ -125,6 +133,19 @@ class Oracle:
         if q.category == "unanswerable":
             return NOT_FOUND_ANSWER
         return shortest_answer(facts_section(info.prompt), q.expected_facts) or NOT_FOUND_ANSWER
+
+
+def _must_call(schema: type[BaseModel] | None) -> tuple[str, ...]:
+    """The tools a step grammar admits when it admits no answer (follower.step_schema), else ()."""
+    if schema is None:
+        return ()
+    try:
+        schema.model_validate({"answer": "x"})
+        return ()
+    except ValueError:
+        pass
+    tool = schema.model_json_schema()["$defs"]["CallToolArgs"]["properties"]["tool"]
+    return tuple(tool["enum"]) if "enum" in tool else (tool["const"],)
 
 
 def facts_section(prompt: str) -> str:

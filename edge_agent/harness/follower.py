@@ -159,18 +159,31 @@ class Follower:
             stop = turn.begin_step(messages, L2_STEP_MAX_TOKENS)
             if stop is not None:
                 return FollowEnd("step_limit", None, tuple(steps), stop)
-            schema = step_schema(names, must_call=not self._gathered(steps)) if self.constrain else L2Step
+            schema = step_schema(*self._next_step(names, steps)) if self.constrain else L2Step
             static = None if steps else prompts.l2_static(skill.steps_text(), exposed)
             end = await self._step(turn, dispatch, messages, steps, session, schema, static)
             if end is not None:
                 return FollowEnd(end[0], end[1], tuple(steps), end[2])
 
-    def _gathered(self, steps: list[StepRecord]) -> bool:
-        """Whether a tool that looks something up has run. Today's date (a "date" channel tool) is
-        context for the next call, not an answer: a skill that ends with it says so (stop_after).
-        Seen with the bundled model: it called current_date for "what's on 20 November?" and answered."""
+    def _next_step(self, names: tuple[str, ...], steps: list[StepRecord]) -> tuple[tuple[str, ...], bool]:
+        """The tools the next step may name, and whether it must be a call.
+
+        Until a lookup tool has found something, a step must be a call, and once one came back empty
+        it must be one of the lookup tools not yet tried: every skill tries its tools in turn ("If the
+        notebook does not have it, call grep_memory"), and a small model otherwise answers "could not
+        find" after the first empty result (seen with the bundled model). When all were tried, L2 may
+        answer. Today's date (a "date" channel tool) is context for the next call, not an answer, so it
+        counts as neither: the adapter called current_date for "what's on 20 November?" and answered
+        with the date. A skill that ends with it says so (stop_after)."""
         tools = self.toolbox.tools
-        return any(s.result_tool in tools and tools[s.result_tool].manifest.channel != DATE_CHANNEL for s in steps)
+        lookups = tuple(n for n in names if n in tools and tools[n].manifest.channel != DATE_CHANNEL)
+        if any(s.kind == "ok" and s.result_tool in lookups for s in steps):
+            return names, False
+        tried = {s.result_tool for s in steps if s.result_tool}
+        untried = tuple(n for n in lookups if n not in tried)
+        if not tried & set(lookups):
+            return names, bool(untried) or not tried  # nothing looked up yet: any call
+        return (untried, True) if untried else (names, False)
 
     async def _step(self, turn: TurnContext, dispatch: Dispatcher, messages: list[ChatMessage],
                     steps: list[StepRecord], session: str, schema: type[BaseModel] = L2Step,

@@ -96,9 +96,9 @@ def test_nothing_found_selects_nothing_and_date_answers_are_deterministic():
 
 async def test_found_nothing_means_no_synthesis_and_an_honest_answer(make_harness):
     model = role_model(planner=[plan("person_facts"), plan("recall_conversation")],
-                       l2=[call("check_notebook", "Zed"), answer("Zed is 40."),
-                           call("grep_memory", "Zed"), answer("Zed is 41.")],
-                       l3={"check_notebook": [{"query": "Zed"}], "grep_memory": [{"query": "Zed"}]})
+                       l2=[call("check_notebook", "Zed"), call("grep_memory", "Zed"), answer("Zed is 40."),
+                           call("grep_memory", "Zed"), call("check_notebook", "Zed"), answer("Zed is 41.")],
+                       l3={"check_notebook": [{"query": "Zed"}] * 2, "grep_memory": [{"query": "Zed"}] * 2})
     out = await make_harness(model).ask("How old is Zed?", request_id="n1")
     assert out.answer == NOT_FOUND and out.exit_kind == "complete" and out.sources == []
     assert "synth" not in [c.role for c in model.calls]

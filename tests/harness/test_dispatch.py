@@ -80,28 +80,30 @@ async def test_fourth_call_halts_and_answer_comes_from_side_channels(make_harnes
 async def test_replan_resets_dedup_and_counters(make_harness):
     model = role_model(
         planner=[plan("recall_conversation"), plan("person_facts")],
-        l2=[call("grep_memory", "Leo"), call("grep_memory", "Leo birthday"), call("grep_memory", "birthday"),
+        l2=[call("grep_memory", "Leo"), call("check_notebook", "Leo"),  # both empty: the skill's tools were tried
+            call("grep_memory", "Leo birthday"), call("grep_memory", "birthday"),
             call("grep_memory", "Leo brother"),  # 4th: halts attempt 1 with nothing found
             call("check_notebook", "Leo"), answer("3 May")],
-        l3={"grep_memory": lambda info: {"query": "zzzz"}, "check_notebook": [{"query": "Leo"}]})
+        l3={"grep_memory": lambda info: {"query": "zzzz"}, "check_notebook": [{"query": "zzzz"}, {"query": "Leo"}]})
     out = await make_harness(model).ask("When is Leo's birthday?", request_id="r1")
     planner_prompts = [c.prompt for c in model.calls if c.role == "planner"]
     assert len(planner_prompts) == 2
     assert "recall_conversation" in planner_prompts[1].split("### User", 1)[1]  # told what was tried
     # The dispatch counter is per question, never reset: it records the order of dispatches.
-    assert l3_roles(model) == ["l3.grep_memory.1", "l3.grep_memory.2", "l3.grep_memory.3",
-                               "l3.check_notebook.4"]
+    assert l3_roles(model) == ["l3.grep_memory.1", "l3.check_notebook.2", "l3.grep_memory.3", "l3.grep_memory.4",
+                               "l3.check_notebook.5"]
     assert out.exit_kind == "complete" and out.sources == ["notes"]
 
 
 async def test_replan_allows_reissuing_a_call_made_in_the_first_attempt(make_harness):
     model = role_model(
         planner=[plan("person_facts"), plan("person_facts")],
-        l2=[call("grep_memory", "Zed"), answer("nothing"), call("grep_memory", "Zed"), answer("nothing")],
-        l3={"grep_memory": lambda info: {"query": "zzzz"}})
+        l2=[call("grep_memory", "Zed"), call("check_notebook", "Zed"), answer("nothing"),
+            call("grep_memory", "Zed"), call("check_notebook", "Zed"), answer("nothing")],
+        l3={"grep_memory": lambda info: {"query": "zzzz"}, "check_notebook": lambda info: {"query": "zzzz"}})
     out = await make_harness(model).ask("Who is Zed?", request_id="r1")
     # Without resetting the guards the second "Zed" call would have been nudged, not run.
-    assert l3_roles(model) == ["l3.grep_memory.1", "l3.grep_memory.2"]
+    assert l3_roles(model) == ["l3.grep_memory.1", "l3.check_notebook.2", "l3.grep_memory.3", "l3.check_notebook.4"]
     assert out.answer.startswith("I could not find")
     assert not [c for c in model.calls if c.role == "synth"]  # nothing found: nothing generated
 
@@ -164,3 +166,29 @@ async def test_todays_date_alone_is_not_enough_to_answer_a_calendar_question(mak
     assert len(l2_schemas) == 3
     assert '"answer"' not in l2_schemas[0] and '"answer"' not in l2_schemas[1]  # the date is context, not an answer
     assert '"answer"' in l2_schemas[2]  # after the calendar ran
+
+
+async def test_after_an_empty_lookup_the_next_step_must_try_the_skills_other_lookup_tool(make_harness):
+    # person_facts: check_notebook, then grep_memory; the small model used to answer "not found" after the first.
+    model = role_model(planner=[plan("person_facts")],
+                       l2=[call("check_notebook", "Zed's shoe size"), call("grep_memory", "Zed shoe size"),
+                           answer("I could not find that.")],
+                       l3={"check_notebook": [{"query": "Zed shoe size"}], "grep_memory": [{"query": "Zed shoe size"}]})
+    await make_harness(model).ask("What's Zed's shoe size?", request_id="rf")
+    l2_schemas = [c.schema for c in model.calls if c.role == "l2"]
+    assert len(l2_schemas) == 3
+    second = l2_schemas[1]
+    with pytest.raises(ValueError):
+        second.model_validate({"answer": "I could not find that."})  # one empty result is not the end
+    with pytest.raises(ValueError):
+        second.model_validate({"call_tool": {"tool": "check_notebook", "instruction": "again"}})  # already tried
+    assert second.model_validate({"call_tool": {"tool": "grep_memory", "instruction": "Zed"}})
+    assert l2_schemas[2].model_validate({"answer": "I could not find that."})  # every lookup tried: may answer
+
+
+async def test_a_lookup_that_found_something_lets_l2_answer(make_harness):
+    model = role_model(planner=[plan("person_facts")], l2=[call("check_notebook", "Leo's birthday"), answer("3 May")],
+                       l3={"check_notebook": [{"query": "Leo birthday"}]}, synth="Leo's birthday is 3 May.")
+    await make_harness(model).ask("When is Leo's birthday?", request_id="rg")
+    l2_schemas = [c.schema for c in model.calls if c.role == "l2"]
+    assert len(l2_schemas) == 2 and l2_schemas[1].model_validate({"answer": "3 May"})

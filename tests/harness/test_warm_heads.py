@@ -14,10 +14,12 @@ def _settings(tmp_path):
 
 async def test_every_static_head_is_warmed_after_start_and_each_prompt_starts_with_its_head(tmp_path):
     model = role_model(planner=[plan("find_document"), plan("calendar_question"), plan("none")],
-                       l2=[call("find_file", "my resume"), answer("x"),  # ungrounded: synthesis runs
+                       l2=[call("find_file", "my resume"), call("check_notebook", "my resume"),
+                           answer("x"),  # ungrounded: synthesis runs
                            call("queryCalendar", "next week"), answer("Nothing on.")],
                        l3={"queryCalendar": [{"start": "2026-11-09", "end": "2026-11-15"}],
-                           "find_file": [{"query": "resume", "devices": []}]})
+                           "find_file": [{"query": "resume", "devices": []}],
+                           "check_notebook": [{"query": "resume"}]})
     async with build_assistant(_settings(tmp_path), model=model, now=NOW) as assistant:
         await assistant.wait_warm()
         heads = await assistant.harness.static_heads()
