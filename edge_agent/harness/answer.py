@@ -39,6 +39,9 @@ DETERMINISTIC_ITEMS = 3  # entries listed when answering without a generation
 NUMBER_RE = re.compile(r"\d+")
 EMAIL_RE = re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+")
 PROMPT_MARKERS = ("Facts:", "Question:", "### ")  # the synthesis prompt echoed back
+ECHO_CHARS = 30  # an answer holding this much of the start of a sentence of the instructions echoed them
+INSTRUCTION_OPENINGS = tuple(s.strip()[:ECHO_CHARS].lower() for s in re.split(r"(?<=\.)\s+", prompts.SYNTH_INSTRUCTIONS)
+                             if len(s.strip()) >= ECHO_CHARS)
 # An answer that says nothing was found. Phrasings a small model and the harness's own not-found
 # text use; "does not invent" is judged by this plus the absence of an attachment.
 NOT_FOUND_RE = re.compile(
@@ -209,6 +212,8 @@ def grounded(answer: str, facts: str) -> bool:
     """
     if not answer or any(marker in answer for marker in PROMPT_MARKERS):
         return False
+    if any(opening in answer.lower() for opening in INSTRUCTION_OPENINGS):
+        return False  # seen: the whole instruction sentence returned as the answer
     source = facts.lower()
     source_numbers = set(NUMBER_RE.findall(source))
     if any(e not in source for e in EMAIL_RE.findall(answer.lower())):

@@ -124,6 +124,8 @@ def test_grounding_check_rejects_invented_figures():
     assert not grounded("Write to dateofbirth@example.com.", facts)
     assert not grounded("Facts:\nsomething", facts)
     assert not grounded("", facts)
+    # the model's whole reply was its instruction sentence (seen with the adapter): not an answer
+    assert not grounded("Answer the user's question in one or two sentences, using only the facts given with it.", facts)
 
 
 async def test_an_invented_synthesis_is_replaced_by_the_exact_text(make_harness):
