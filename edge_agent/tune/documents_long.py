@@ -40,7 +40,8 @@ def cv(ctx: Ctx) -> None:
         "## Interests",
         f"{u.likes[0].capitalize()} and {u.likes[1]}.", "", "References on request."])
     ctx.doc("Documents", name, text, ctx.past_day(20, 200), device=ctx.work_device)
-    slots = {"word": word}
+    # The question names it as people write it (the file keeps its own word): "résumé" too.
+    slots = {"word": word if r.random() < 0.5 else r.choice(("résumé", "resume", "CV", "cv"))}
     ctx.probe("doc.cv_email", "find_file", f"{word} email", u.email, slots=slots, file=name, device=ctx.work_device)
     employer_word = earlier[0][0].split()[0]
     ctx.probe("doc.cv_years", "find_file", f"{word} {employer_word}", f"{earlier[0][1]}–{start}",

@@ -40,6 +40,12 @@ MESSAGES = ("Running ten minutes late, sorry!", "Can you pick up milk on the way
             "Are we still on for the weekend?", "Sent you that link, have a look when you can.")
 CALLS = ("Chatted for ages about nothing much.", "Quick call about the weekend plans.",
          "Caught up on family news; all fine.", "Talked through the week ahead.")
+TIPS = (("banana bread", "a spoonful of yoghurt in the batter"), ("chilli", "a square of dark chocolate at the end"),
+        ("roast potatoes", "semolina on them before they go in"), ("pancakes", "letting the batter rest for an hour"),
+        ("risotto", "a splash of vermouth instead of wine"), ("brownies", "taking them out while still wobbly"),
+        ("curry", "toasting the spices in a dry pan first"), ("scones", "grating the butter in frozen"))
+MEET_PLACES = ("the station clock", "the café by the park gates", "the big fountain", "the library steps",
+               "the bus stop outside the cinema", "the top of the high street", "the market entrance")
 FOODS = ("dal", "risotto", "tacos", "pasta bake", "stir-fry", "soup", "curry", "shakshuka", "jacket potatoes")
 
 
@@ -141,3 +147,15 @@ def planted(ctx: Ctx) -> None:
         ctx.remember(ctx.at(ctx.past_day(5, 100), 12, 30), "call", mech.name,
                      f"Garage called: the {cast.car['make']} needs new brake pads, about {money(cost, loc)} fitted.")
         ctx.probe("recall.brakes", "grep_memory", "brake pads", money(cost, loc), person="mechanic")
+    cook = r.choice(friends + [p for p in cast.people if p.key in ("mum", "dad", "sibling1")])
+    dish, tip = r.choice(TIPS)
+    ctx.remember(ctx.at(ctx.past_day(7, 200), 19, 50), "message", cook.name,
+                 f"You asked about my {dish}: the secret is {tip}. Works every time!")
+    ctx.probe("recall.recipe", "grep_memory", f"{cook.first} {dish}", tip, slots={"dish": dish}, person=cook.key)
+    mate = friends[-1]
+    spot = r.choice(MEET_PLACES)
+    hour, minute = r.randint(9, 19), r.choice((0, 15, 30, 45))
+    when = f"{hour % 12 or 12}:{minute:02d}" + ("am" if hour < 12 else "pm") if loc.american else f"{hour}:{minute:02d}"
+    ctx.remember(ctx.at(ctx.past_day(1, 6), 21, 30), "message", mate.name,
+                 f"Sorted for {WEEKDAYS[ctx.future_day(1, 6).weekday()]}? Meet you at {spot} at {when}.")
+    ctx.probe("recall.meet", "grep_memory", f"{mate.first} meet", when, slots={"spot": spot}, person=mate.key)

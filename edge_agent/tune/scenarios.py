@@ -18,7 +18,7 @@ from edge_agent.tune.templates_docs import DEVICE_ASKS, DEVICE_INSTRUCTIONS, DEV
 from edge_agent.tune.templates_people import DIGEST, ME, ME_THINGS, PERSON, PET
 from edge_agent.tune.templates_recall import CLAUSES, FIRST_CLAUSES, INJECT, JOINERS, RECALL, UNANSWERABLE
 
-COUNTS = {"person": 6, "document": 6, "recall": 4, "calendar": 4, "relative_date": 4, "date": 2, "remember": 3,
+COUNTS = {"person": 6, "document": 6, "recall": 5, "calendar": 4, "relative_date": 4, "date": 2, "remember": 4,
           "unanswerable": 3, "multi": 3, "injection": 2}
 """Questions a household gets in each category (fewer when it lacks the material)."""
 NOTEBOOK_TEMPLATES = {**PERSON, **PET, **ME, **DIGEST}

@@ -2,12 +2,14 @@
 today's date, and things to remember."""
 from __future__ import annotations
 
+import random
 import re
 from datetime import date, timedelta
 
 from edge_agent.harness.prompts import OPEN_RANGE_DAYS
 from edge_agent.tools.current_date import RANGE_LABELS, date_ranges
 from edge_agent.tools.dates import Span, resolve, resolve_all
+from edge_agent.tune import vocab as V
 from edge_agent.tune.common import MONTHS, WEEKDAYS, PhoneBook, day_month, money
 from edge_agent.tune.events import instances
 from edge_agent.tune.model import Event
@@ -249,6 +251,32 @@ PLACES = ("top drawer of the desk", "loft above the bathroom", "blue box under t
 PREFS = ("is vegetarian now", "doesn't drink coffee any more", "prefers oat milk", "is gluten-free",
          "can't do Tuesdays", "likes an aisle seat", "is training for a marathon", "hates surprise parties")
 
+FACTS = (("ring size", "letter"), ("library card number", "digits"), ("frequent flyer number", "ref"),
+         ("membership number at the climbing wall", "ref"), ("wifi password", "word"), ("seat at the theatre", "seat"),
+         ("bike frame number", "ref"), ("coat size", "size"),
+         ("car park permit number", "ref"), ("customer reference with the council", "ref"),
+         ("usual coffee order", "coffee"), ("tyre pressure", "digits"))
+"""(thing, value shape) of everyday facts a user asks to keep."""
+
+
+def _fact_value(rng: random.Random, shape: str) -> str:
+    """A fresh value of the given shape, never the same few: the adapter must copy it, not recall it."""
+    letters = "ABCDEFGHJKLMNPRSTUVWXYZ"
+    if shape == "size":
+        return rng.choice(("UK ", "EU ", "US ", "")) + str(rng.randint(3, 46))
+    if shape == "letter":
+        return rng.choice(letters[:20])
+    if shape == "digits":
+        return str(rng.randrange(1, 10 ** rng.randint(2, 6)))
+    if shape == "ref":
+        return "".join(rng.choice(letters) for _ in range(rng.randint(2, 3))) + "-" + str(rng.randrange(10 ** 4, 10 ** 7))
+    if shape == "word":
+        return rng.choice(V.STEMS).lower() + rng.choice(("-", "")) + str(rng.randint(10, 999))
+    if shape == "seat":
+        return f"row {rng.choice(letters[:14])}, seat {rng.randint(1, 40)}"
+    return rng.choice(("flat white", "oat latte", "double espresso", "tea with milk, no sugar", "iced americano",
+                       "decaf cappuccino", "chai latte with oat milk"))
+
 
 def remember(kit: Kit, n: int) -> None:
     """remember: one self-contained sentence to save; the loop stops for confirmation."""
@@ -280,6 +308,10 @@ def remember(kit: Kit, n: int) -> None:
         elif kind == "rem.parking":
             slots = {"level": str(rng.randint(1, 6)), "bay": f"{rng.choice('ABCDEFGH')}{rng.randint(1, 60)}"}
             note, facts = f"{subj} parked on level {slots['level']}, bay {slots['bay']}.", [f"bay {slots['bay']}"]
+        elif kind == "rem.fact":
+            thing, shape = rng.choice(FACTS)
+            slots = {"thing": thing, "value": _fact_value(rng, shape)}
+            note, facts = f"{who} {thing} is {slots['value']}.", [slots["value"]]
         else:
             slots = {"name": person.first, "value": money(rng.randrange(10, 400, 5), hh.locale)[:-3]}
             note, facts = f"{subj} lent {person.first} {slots['value']}.", [slots["value"], person.first]

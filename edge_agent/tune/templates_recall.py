@@ -125,6 +125,28 @@ RECALL = {
         "the mechanic's brake pad quote, what was it",
     ), ("the garage's quote for brake pads", "the call from the garage about brake pads",
         "what the brake pads will cost", "brake pads in the memory log")),
+    "recall.recipe": ((
+        "what was {name}'s secret for the {dish}",
+        "{name} told me how to make the {dish} better, what was the trick",
+        "what did {name} say to do with the {dish}",
+        "making {dish} tonight - what was {name}'s tip again",
+        "{name} messaged me a {dish} tip, remind me",
+        "how does {name} get the {dish} so good? {subj} told me once",
+        "I asked {name} about {dish} ages ago, what did {subj} say",
+        "what's the trick {name} gave me for {dish}",
+    ), ("{name}'s tip for the {dish}", "the message from {name} about {dish}", "what {name} said about making {dish}",
+        "{name}'s {dish} secret in the memory log")),
+    "recall.meet": ((
+        "what time did {name} say to meet",
+        "when am I meeting {name}? {subj} texted me the time",
+        "{name} said where and when to meet, what time was it",
+        "what time are we meeting at {spot}",
+        "remind me what time {name} said",
+        "{name}'s message about meeting up - what time",
+        "did {name} say a time for meeting up?",
+        "I'm meeting {name} at {spot}, but when",
+    ), ("the time {name} said to meet", "the message from {name} about meeting", "when the user meets {name}",
+        "{name}'s meet-up message in the memory log")),
 }
 """Things said or done earlier, in the memory log."""
 
@@ -229,6 +251,8 @@ CLAUSES = {
     "person.who": ("who {who} is", "the name of {who}", "{whos} name"),
     "me.mobile": ("the mobile number saved in my own details", "what my own mobile is these days", "my own phone number for the form"),
     "me.email": ("the personal email saved in my own details", "which email is mine for forms", "my own personal email address"),
+    "recall.recipe": ("{pos} tip for the {dish}", "what {subj} said about the {dish}", "the {dish} trick {subj} told me"),
+    "recall.meet": ("what time {subj} said to meet", "when {subj} wants to meet up", "the time {subj} texted for meeting"),
     "recall.book": ("the book {subj} recommended", "what book {subj} told me to read", "{pos} book tip"),
     "recall.film": ("the film {subj} told me about", "what film {subj} recommended", "{pos} film tip"),
     "recall.deadline": ("the new {topic} deadline {subj} mentioned", "when {subj} said the {topic} is due",

@@ -263,5 +263,18 @@ REMEMBER = {
         "for the record, {name} borrowed {value}",
     ), ("save that the user lent {name} {value}", "note the loan to {name}", "remember what {name} owes",
         "keep a note of the money lent to {name}")),
+    "rem.fact": ((
+        "remember my {thing} is {value}",
+        "my {thing} is {value}, can you keep that somewhere",
+        "note down my {thing}: {value}",
+        "for future reference, my {thing} is {value}",
+        "save this please - {thing} {value}",
+        "I keep forgetting my {thing}. it's {value}. remember it",
+        "write down that my {thing} is {value}",
+        "add to my notes: {thing} is {value}",
+        "pls remember {thing} = {value}",
+        "can you store my {thing}? {value}",
+    ), ("save the user's {thing}: {value}", "remember the user's {thing}", "note the {thing} the user gave",
+        "keep the user's {thing}")),
 }
 """Things to remember (the note is one sentence about the user; see scenarios.REMEMBER_NOTES)."""

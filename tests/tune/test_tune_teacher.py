@@ -46,7 +46,7 @@ def test_every_role_is_taught(examples):
     assert {r for r in roles if r.startswith("l3.")} >= {"l3.check_notebook", "l3.find_file", "l3.grep_memory",
                                                        "l3.queryCalendar", "l3.remember"}
     kinds = {kind(e) for e in examples}
-    assert kinds == {"planner", "l2.call", "l2.answer", "l3", "synth"}
+    assert kinds == {"planner", "l2.call", "l2.answer", "l3", "l3.remember", "synth"}
     plans = [json.loads(e.target)["skill"] for e in examples if e.role == "planner"]
     assert "none" in plans  # small talk and replans
 
