@@ -45,9 +45,12 @@ async def test_agent_killed_mid_request_and_restarted_answers_it(settings_for, t
     assert after[-1].type == "answer" and after[-1].exit_kind == "complete", after
     seqs = [e.seq for e in before + after]
     assert seqs == sorted(seqs) and len(set(seqs)) == len(seqs)  # never reused across the crash
-    # It waited behind the recovered crash-1.
-    assert [e.type for e in second] == ["accepted", "queued", "pill", "answer"]
+    # "queued" is sent only when crash-2 arrives while the recovered crash-1 still runs: on a loaded
+    # machine the recovery can finish first (seen in a full run). The order itself is the journal's.
+    assert [e.type for e in second] in (["accepted", "queued", "pill", "answer"], ["accepted", "pill", "answer"])
     lines = [json.loads(line) for line in journal.read_text().splitlines()]
+    events = [(entry["event"], entry["request_id"]) for entry in lines]
+    assert events.index(("done", "phone.crash-1.r2")) < events.index(("start", "phone.crash-2"))  # waited behind it
     done = [entry["request_id"] for entry in lines if entry["event"] == "done"]
     started = [entry["request_id"] for entry in lines if entry["event"] == "start"]
     assert started == ["phone.crash-1", "phone.crash-1.r2", "phone.crash-2"]
