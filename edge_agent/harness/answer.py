@@ -11,8 +11,8 @@ tier's, are the facts an answer must be grounded in.
 - Where no generation is needed or none is left in the budget (a date, a timeout) the answer is
   built deterministically from the same bytes.
 Under a skill, an L2 answer with nothing gathered is not trusted: the user hears that nothing was
-found. A synthesized answer that is not grounded (or echoes the prompt) is replaced by the
-deterministic answer from the exact bytes.
+found. A synthesized answer that is not grounded (or echoes the prompt, or neither states a value
+of the facts nor says nothing was found) is replaced by the deterministic answer from the exact bytes.
 """
 from __future__ import annotations
 
@@ -197,7 +197,7 @@ async def synthesize(turn: TurnContext, *, l2_text: str | None = None, no_tools:
     turn.tracer.log_step(0, "synth", tool=None, result=",".join(chosen.sources), ms=(time.perf_counter() - t0) * 1000,
                          tokens_in=usage.prompt_tokens, tokens_out=usage.generated_tokens)
     text = text.strip()
-    if not grounded(text, facts):
+    if not synth_grounded(text, facts):
         log.info("request %s: synthesized answer not grounded in the facts; answering from the exact text",
                  turn.request_id)
         text = chosen.fallback
@@ -254,6 +254,13 @@ def l2_grounded(answer: str, facts: str, weak_only: bool = False) -> bool:
     if not grounded(answer, facts):
         return False
     return states_a_value(answer, facts) or weak_only
+
+
+def synth_grounded(answer: str, facts: str) -> bool:
+    """Whether a synthesized answer may go to the user: grounded in the facts, and either stating
+    one of their values or saying nothing was found (seen otherwise: a lone "{", a closing line of
+    a letter, a stray markup tag — grounded, since they hold no figure, yet no answer at all)."""
+    return grounded(answer, facts) and (states_a_value(answer, facts) or says_not_found(answer))
 
 
 def fit_facts(turn: TurnContext, facts: str) -> str:

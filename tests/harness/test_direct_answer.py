@@ -136,6 +136,25 @@ async def test_an_invented_synthesis_is_replaced_by_the_exact_text(make_harness)
     assert out.sources == ["notes"]
 
 
+async def test_a_synthesis_that_states_nothing_of_the_facts_is_replaced_by_the_exact_text(make_harness):
+    """A lone brace or a letter's sign-off holds no figure to contradict the facts, yet answers nothing."""
+    for junk in ("{", "See you soon!", "$</tex>"):
+        model = role_model(planner=[plan("person_facts")], l2=[call("check_notebook", "Leo"), answer("ok")],
+                           l3={"check_notebook": [{"query": "Leo Marsh"}]}, synth=junk)
+        out = await make_harness(model).ask("When is Leo's birthday?", request_id="g2")
+        assert out.answer.startswith("From your notebook: Leo Marsh (brother): " + LEO_BODY), junk
+
+
+def test_a_synthesis_may_state_a_value_or_say_it_found_nothing():
+    from edge_agent.harness.answer import synth_grounded
+
+    facts = "- Leo Marsh (brother): Birthday 3 May 1990. Email leo@example.org (updated 2026-10-01)"
+    assert synth_grounded("Leo's birthday is 3 May 1990.", facts)
+    assert synth_grounded("I could not find his shoe size.", facts)
+    assert not synth_grounded("{", facts)
+    assert not synth_grounded("Thanks!", facts)
+
+
 async def test_answered_chats_go_to_the_chat_log_under_the_asker_not_to_memory(make_harness, store):
     model = role_model(planner=[plan("person_facts")],
                        l2=[call("check_notebook", "Leo's birthday"), answer("3 May")],
