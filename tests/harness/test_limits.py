@@ -13,11 +13,12 @@ from edge_agent.harness.outcome import EXIT_KINDS
 async def test_step_limit_ends_the_loop_and_still_answers(make_harness):
     model = role_model(planner=[plan("person_facts")],
                        l2=[call("check_notebook", "Leo"), call("grep_memory", "Leo"), call("grep_memory", "x")],
-                       l3={"check_notebook": [{"query": "Leo"}], "grep_memory": [{"query": "Leo"}]})
+                       l3={"check_notebook": [{"query": "Leo"}], "grep_memory": [{"query": "Leo"}]},
+                       synth="Leo was born on 3 May 1990.")
     out = await make_harness(model, limits=replace(DEFAULT_LIMITS, max_l2_steps=2)).ask("Leo?", request_id="r1")
     assert out.exit_kind == "step_limit"
     assert len([c for c in model.calls if c.role == "l2"]) == 2
-    assert out.sources == ["notes"] and out.answer == "synthesized answer"
+    assert out.sources == ["notes"] and out.answer == "Leo was born on 3 May 1990."
 
 
 class FakeClock:
