@@ -185,7 +185,7 @@ async def synthesize(turn: TurnContext, *, l2_text: str | None = None, no_tools:
         return Answer(NOT_FOUND)
     if not chosen.needs_generation:
         return Answer(chosen.fallback, chosen.sources, chosen.attachment)
-    if l2_text and l2_grounded(l2_text, chosen.facts, only_weak(turn.channels)):
+    if l2_text and usable(l2_text, chosen.facts, or_no_value=only_weak(turn.channels)):
         return Answer(l2_text.strip(), chosen.sources, chosen.attachment)
     if not turn.can_generate(turn.limits.answer_tokens):
         return Answer(chosen.fallback, chosen.sources, chosen.attachment)
@@ -197,7 +197,7 @@ async def synthesize(turn: TurnContext, *, l2_text: str | None = None, no_tools:
     turn.tracer.log_step(0, "synth", tool=None, result=",".join(chosen.sources), ms=(time.perf_counter() - t0) * 1000,
                          tokens_in=usage.prompt_tokens, tokens_out=usage.generated_tokens)
     text = text.strip()
-    if not synth_grounded(text, facts):
+    if not usable(text, facts, or_no_value=says_not_found(text)):
         log.info("request %s: synthesized answer not grounded in the facts; answering from the exact text",
                  turn.request_id)
         text = chosen.fallback
@@ -246,21 +246,14 @@ def only_weak(channels: SideChannels) -> bool:
     return bool(items) and not channels.files and not channels.events and all(i.get("strength") == "some" for i in items)
 
 
-def l2_grounded(answer: str, facts: str, weak_only: bool = False) -> bool:
-    """Whether L2's final answer may go to the user as it is: grounded in the facts and stating
-    one of their values; after only weak matches, also a "not found". A "not found" beside strong
-    results goes to synthesis: L2 read the tools' summaries (shortened notes, one passage of a
-    file), synthesis reads the exact bytes, where the answer may still be."""
-    if not grounded(answer, facts):
-        return False
-    return states_a_value(answer, facts) or weak_only
-
-
-def synth_grounded(answer: str, facts: str) -> bool:
-    """Whether a synthesized answer may go to the user: grounded in the facts, and either stating
-    one of their values or saying nothing was found (seen otherwise: a lone "{", a closing line of
-    a letter, a stray markup tag — grounded, since they hold no figure, yet no answer at all)."""
-    return grounded(answer, facts) and (states_a_value(answer, facts) or says_not_found(answer))
+def usable(answer: str, facts: str, *, or_no_value: bool = False) -> bool:
+    """Whether an answer may go to the user as it is: grounded in the facts and stating one of
+    their values, or, with `or_no_value`, grounded alone. L2's answer gets that only after weak
+    matches (a "not found" beside strong results goes to synthesis: L2 read the tools' summaries,
+    synthesis reads the exact bytes, where the answer may still be); a synthesis only when it says
+    nothing was found (seen otherwise: a lone "{", a letter's sign-off, a stray markup tag —
+    grounded, since they hold no figure, yet no answer at all)."""
+    return grounded(answer, facts) and (or_no_value or states_a_value(answer, facts))
 
 
 def fit_facts(turn: TurnContext, facts: str) -> str:

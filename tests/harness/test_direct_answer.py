@@ -1,6 +1,8 @@
 """The direct baseline, answer selection order, and answers built only from exact bytes."""
 from __future__ import annotations
 
+import pytest
+
 from harness_kit import LEO_BODY, RESUME_TEXT, answer, call, plan, role_model
 from edge_agent.harness.answer import NOT_FOUND, date_answer, select
 from edge_agent.harness.channels import SideChannels
@@ -128,31 +130,28 @@ def test_grounding_check_rejects_invented_figures():
     assert not grounded("Answer the user's question in one or two sentences, using only the facts given with it.", facts)
 
 
-async def test_an_invented_synthesis_is_replaced_by_the_exact_text(make_harness):
+@pytest.mark.parametrize("synth", ["Leo was born on 9 June 1985.",  # an invented figure
+                                   "{", "See you soon!", "$</tex>"])  # grounded, yet no answer at all
+async def test_an_invented_or_empty_synthesis_is_replaced_by_the_exact_text(make_harness, synth):
     model = role_model(planner=[plan("person_facts")], l2=[call("check_notebook", "Leo"), answer("ok")],
-                       l3={"check_notebook": [{"query": "Leo Marsh"}]}, synth="Leo was born on 9 June 1985.")
+                       l3={"check_notebook": [{"query": "Leo Marsh"}]}, synth=synth)
     out = await make_harness(model).ask("When is Leo's birthday?", request_id="g1")
     assert out.answer.startswith("From your notebook: Leo Marsh (brother): " + LEO_BODY)
     assert out.sources == ["notes"]
 
 
-async def test_a_synthesis_that_states_nothing_of_the_facts_is_replaced_by_the_exact_text(make_harness):
-    """A lone brace or a letter's sign-off holds no figure to contradict the facts, yet answers nothing."""
-    for junk in ("{", "See you soon!", "$</tex>"):
-        model = role_model(planner=[plan("person_facts")], l2=[call("check_notebook", "Leo"), answer("ok")],
-                           l3={"check_notebook": [{"query": "Leo Marsh"}]}, synth=junk)
-        out = await make_harness(model).ask("When is Leo's birthday?", request_id="g2")
-        assert out.answer.startswith("From your notebook: Leo Marsh (brother): " + LEO_BODY), junk
-
-
 def test_a_synthesis_may_state_a_value_or_say_it_found_nothing():
-    from edge_agent.harness.answer import synth_grounded
+    from edge_agent.harness.answer import says_not_found, usable
 
     facts = "- Leo Marsh (brother): Birthday 3 May 1990. Email leo@example.org (updated 2026-10-01)"
-    assert synth_grounded("Leo's birthday is 3 May 1990.", facts)
-    assert synth_grounded("I could not find his shoe size.", facts)
-    assert not synth_grounded("{", facts)
-    assert not synth_grounded("Thanks!", facts)
+
+    def synth_ok(text: str) -> bool:  # as synthesize() asks
+        return usable(text, facts, or_no_value=says_not_found(text))
+
+    assert synth_ok("Leo's birthday is 3 May 1990.")
+    assert synth_ok("I could not find his shoe size.")
+    assert not synth_ok("{")
+    assert not synth_ok("Thanks!")
 
 
 async def test_answered_chats_go_to_the_chat_log_under_the_asker_not_to_memory(make_harness, store):
