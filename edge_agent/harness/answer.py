@@ -13,6 +13,7 @@ tier's, are the facts an answer must be grounded in.
 Under a skill, an L2 answer with nothing gathered is not trusted: the user hears that nothing was
 found. A synthesized answer that is not grounded (or echoes the prompt, or neither states a value
 of the facts nor says nothing was found) is replaced by the deterministic answer from the exact bytes.
+A model's answer is followed by the exact entries it comes from (citation.py).
 """
 from __future__ import annotations
 
@@ -24,7 +25,9 @@ from typing import Any
 
 from edge_agent.harness import prompts
 from edge_agent.harness.channels import SideChannels
+from edge_agent.harness.citation import with_citation
 from edge_agent.harness.fitting import FUNCTION_WORDS, WORD_RE, fit_relevant
+from edge_agent.harness.injection import is_planted, without_planted
 from edge_agent.harness.turn import TurnContext
 from edge_agent.store.recurrence import Occurrence
 from edge_agent.tools import dates
@@ -149,7 +152,8 @@ def select(channels: SideChannels, question: str) -> Selection | None:
     if channels.date:
         facts.append(date_answer(channels.date, question))
         sources.append("date")
-    return Selection(sources, "\n\n".join(facts), " ".join(t.fallback for t in tiers), tiers[0].attachment)
+    fallback = without_planted(" ".join(t.fallback for t in tiers))
+    return Selection(sources, "\n\n".join(facts), fallback, tiers[0].attachment)
 
 
 def _event_line(e: dict[str, Any], with_year: bool) -> str:
@@ -186,7 +190,7 @@ async def synthesize(turn: TurnContext, *, l2_text: str | None = None, no_tools:
     if not chosen.needs_generation:
         return Answer(chosen.fallback, chosen.sources, chosen.attachment)
     if l2_text and usable(l2_text, chosen.facts, or_no_value=only_weak(turn.channels)):
-        return Answer(l2_text.strip(), chosen.sources, chosen.attachment)
+        return _cited(turn, l2_text.strip(), chosen)
     if not turn.can_generate(turn.limits.answer_tokens):
         return Answer(chosen.fallback, chosen.sources, chosen.attachment)
     facts = fit_facts(turn, chosen.facts)
@@ -200,18 +204,26 @@ async def synthesize(turn: TurnContext, *, l2_text: str | None = None, no_tools:
     if not usable(text, facts, or_no_value=says_not_found(text)):
         log.info("request %s: synthesized answer not grounded in the facts; answering from the exact text",
                  turn.request_id)
-        text = chosen.fallback
-    return Answer(text, chosen.sources, chosen.attachment)
+        return Answer(chosen.fallback, chosen.sources, chosen.attachment)
+    return _cited(turn, text, chosen)
+
+
+def _cited(turn: TurnContext, text: str, chosen: Selection) -> Answer:
+    """A model's answer with the exact entries it comes from (citation.py); the deterministic
+    fallback needs none, it already is the exact text."""
+    return Answer(with_citation(text, turn.channels, turn.question, not_found=says_not_found(text)),
+                  chosen.sources, chosen.attachment)
 
 
 def grounded(answer: str, facts: str) -> bool:
-    """Whether every number and email in `answer` appears in `facts`, and no prompt text is echoed.
+    """Whether every number and email in `answer` appears in `facts`, and no prompt text or
+    planted instruction is echoed.
 
     A small model's paraphrase is where digits drift and addresses get invented; an answer that
     states a figure the facts do not hold is replaced by the exact text rather than passed on.
     """
-    if not answer or any(marker in answer for marker in PROMPT_MARKERS):
-        return False
+    if not answer or any(marker in answer for marker in PROMPT_MARKERS) or is_planted(answer):
+        return False  # an instruction planted in the data, repeated, is no answer (injection.py)
     if any(opening in answer.lower() for opening in INSTRUCTION_OPENINGS):
         return False  # seen: the whole instruction sentence returned as the answer
     source = facts.lower()

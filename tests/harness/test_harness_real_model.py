@@ -93,7 +93,8 @@ async def test_routed_question_emits_pills_and_resumes_l2_from_the_cache(real_mo
     assert out.attachment["name"] == "resume.txt" and out.sources == ["files"]
     # L2's answer states the resume's address: it is the answer, no synthesis session runs.
     assert [r.role for r in rows] == ["planner", "l2", "l3.find_file.1", "l2"]
-    assert out.answer == route.answer
+    assert out.answer.split("\n")[0] == route.answer  # then the resume's exact passage
+    assert out.answer.split("\n")[1].startswith("From resume.txt on laptop: ")
     check_records(rows, real_model)
     (resume,) = resumes(rows)
     # The resumed step reuses most of L2's transcript instead of prefilling it again.

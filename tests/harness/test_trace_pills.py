@@ -1,4 +1,4 @@
-"""Trace tags and counter order, stored traces, pills before the answer, the hidden list_devices."""
+"""Trace tags and counter order, stored traces, pills before the answer, list_devices as plumbing."""
 from __future__ import annotations
 
 import re
@@ -45,7 +45,8 @@ async def test_a_grounded_l2_answer_is_the_answer_without_a_synthesis_session(ma
     model = file_question_model("Your email is clara.brennan@example.org.")
     out = await make_harness(model).ask("What email is on my resume?", request_id="r1")
     assert [c.role for c in model.calls][-1] == "l2"
-    assert out.answer == "Your email is clara.brennan@example.org."
+    # L2's sentence, then the exact passage it comes from.
+    assert out.answer == f"Your email is clara.brennan@example.org.\nFrom resume.txt on laptop: {RESUME_TEXT}"
     assert out.attachment["name"] == "resume.txt" and out.sources == ["files"]
 
 
@@ -53,7 +54,7 @@ async def test_an_l2_answer_that_states_a_value_not_found_is_synthesized_again(m
     model = file_question_model("Your email is clara@example.com.")  # not the resume's address
     out = await make_harness(model).ask("What email is on my resume?", request_id="r1")
     assert [c.role for c in model.calls][-1] == "synth"
-    assert out.answer == "Your email is clara.brennan@example.org."
+    assert out.answer.split("\n")[0] == "Your email is clara.brennan@example.org."
 
 
 async def test_tracing_off_stores_nothing(make_harness, db):
@@ -103,7 +104,8 @@ async def test_list_devices_hidden_from_l2_but_used_by_the_runtime(make_harness)
     assert "list_devices(" not in l2_prompts[1]  # not among the signatures
     assert "No tool is called 'list_devices'" in l2_prompts[2]  # and not callable by L2
     assert seen_devices == [["laptop"]]  # the runtime resolved the device name through list_devices
-    assert out.tools_called == ["find_file"] and "Devices" not in out.pills
+    # A real run the answer depends on: the asker sees its pill, before the search it scoped.
+    assert out.tools_called == ["list_devices", "find_file"] and out.pills[:2] == ["Devices", "Files"]
 
     model = role_model(planner=[plan("find_document")], l2=[call("find_file", "my resume"), answer("ok")],
                        l3={"find_file": lambda i: {"query": "resume", "devices": ["bogus"]}})

@@ -1,0 +1,109 @@
+"""Citations: the exact entries an answer comes from, quoted after it.
+
+A small model's answer sentence is control flow as much as any of its outputs: it names the right
+note and then copies the wrong clause of it ("Birthday 3 December 1956." for "where does my mum
+live?"), or one event of a week's four. The side channels hold the exact bytes, so the answer
+quotes them: the entry the answer was drawn from, the entry that best matches the question (when
+that is another one), and for the calendar the events of the period asked about. The asker reads
+the model's sentence and can check it against the source on the spot; a larger model's sentence
+is usually complete, and the quote costs it nothing.
+
+Only strong matches are quoted (a near miss is not a source), nothing is quoted after an answer
+that says nothing was found, and a sentence of the data that speaks to the assistant is never
+repeated (injection.py).
+"""
+from __future__ import annotations
+
+from typing import Any
+
+from edge_agent.harness.channels import SideChannels
+from edge_agent.harness.fitting import content_words
+from edge_agent.harness.injection import without_planted
+from edge_agent.store.recurrence import Occurrence
+from edge_agent.tools.query_calendar import event_line
+
+QUOTED_ENTRIES = 2  # notes or memory entries quoted: the answer's own source and the question's best match
+QUOTED_EVENTS = 10  # events of the period listed; more are chosen by relevance and counted
+EXCERPT_CHARS = 600  # a file's passage, as find_file returns it
+
+
+def _strong(items: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    return [i for i in items if i.get("strength") != "some"]
+
+
+def _picked(items: list[dict[str, Any]], text_of, lead: str, question: str) -> list[dict[str, Any]]:
+    """The entry sharing most words with the answer, then the one sharing most with the question.
+
+    Ties keep the tool's order (its ranking), so with no overlap the best-ranked entry is quoted."""
+    if not items:
+        return []
+    said, asked = content_words(lead), content_words(question)
+
+    def best(words: set[str]) -> dict[str, Any]:
+        return max(items, key=lambda i: len(words & content_words(text_of(i))))  # max keeps the first of ties
+
+    chosen = [best(said | asked), best(asked)] if said else [best(asked)]
+    unique: list[dict[str, Any]] = []
+    for item in chosen:
+        if all(item is not u for u in unique):
+            unique.append(item)
+    return unique[:QUOTED_ENTRIES]
+
+
+def _note_text(n: dict[str, Any]) -> str:
+    return f"{n.get('title')}: {n.get('body')}"
+
+
+def _memory_text(m: dict[str, Any]) -> str:
+    when = str(m.get("when") or "")[:16].replace("T", " ")  # to the minute, without the zone
+    return f"{when} {m.get('who')} ({m.get('kind')}): {m.get('text')}"
+
+
+def _event_text(e: dict[str, Any], with_year: bool) -> str:
+    try:
+        return event_line(Occurrence.from_payload(e), with_year)
+    except (KeyError, ValueError):  # a payload from elsewhere: its raw values
+        return f"- {e.get('title')}: {e.get('start')} to {e.get('end')}"
+
+
+def _events(events: list[dict[str, Any]], lead: str, question: str) -> list[str]:
+    """The period's events in time order; past QUOTED_EVENTS, the ones most related to the
+    question and the answer (ties: the earliest), with how many were left out."""
+    with_year = len({str(e.get("start", ""))[:4] for e in events}) > 1
+    order = sorted(range(len(events)), key=lambda i: str(events[i].get("start", "")))
+    keep = order
+    if len(order) > QUOTED_EVENTS:
+        words = content_words(f"{question} {lead}")
+        ranked = sorted(order, key=lambda i: -len(words & content_words(str(events[i].get("title", "")))))
+        keep = sorted(ranked[:QUOTED_EVENTS], key=order.index)
+    lines = [_event_text(events[i], with_year) for i in keep]
+    if len(keep) < len(order):
+        lines.append(f"(and {len(order) - len(keep)} more)")
+    return lines
+
+
+def citation(channels: SideChannels, lead: str, question: str) -> str:
+    """The exact entries behind an answer, one block a source ('' when there is nothing strong)."""
+    blocks: list[str] = []
+    if channels.files:
+        best = max(channels.files, key=lambda h: float(h.get("score") or 0.0))
+        excerpt = " ".join(str(best.get("excerpt") or "").split())[:EXCERPT_CHARS]
+        if excerpt:
+            blocks.append(f"From {best.get('name')} on {best.get('device')}: {excerpt}")
+    notes = _picked(_strong(channels.notes), _note_text, lead, question)
+    if notes:
+        blocks.append("From your notebook:\n" + "\n".join(f"- {_note_text(n)}" for n in notes))
+    if channels.events:
+        blocks.append("From your calendar:\n" + "\n".join(_events(channels.events, lead, question)))
+    memory = _picked(_strong(channels.memory), _memory_text, lead, question)
+    if memory:
+        blocks.append("From your memory log:\n" + "\n".join(f"- {_memory_text(m)}" for m in memory))
+    return without_planted("\n".join(blocks))
+
+
+def with_citation(text: str, channels: SideChannels, question: str, *, not_found: bool) -> str:
+    """`text` followed by its sources, unless it says nothing was found."""
+    if not_found:
+        return text
+    quoted = citation(channels, text, question)
+    return f"{text}\n{quoted}" if quoted else text
