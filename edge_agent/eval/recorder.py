@@ -52,11 +52,11 @@ class ToolRecorder:
 
 
 def dispatched_runs(runs: list[ToolRun], tools_called: list[str]) -> list[ToolRun]:
-    """The runs that served the question's dispatches, not the harness's hidden plumbing.
+    """The runs Outcome.tools_called accounts for: a run counts only while its tool has calls left.
 
-    Plumbing (the date context for L3, the device list for find_file) runs tools that never
-    appear in Outcome.tools_called; a run counts only while its tool has dispatches left.
-    Plumbing for a tool that was also dispatched returns the same payload (fixed clock).
+    Plumbing (the date context for L3, the device list for find_file) is counted in tools_called
+    once a question, however often the runtime reads it; a plumbing read for a tool that was also
+    dispatched returns the same payload (fixed clock).
     """
     remaining: dict[str, int] = {}
     for name in tools_called:

@@ -1,9 +1,11 @@
-"""Runtime plumbing: hidden tools the harness runs itself, never through L2.
+"""Runtime plumbing: tools the harness runs itself, never through L2.
 
 current_date gives L3 concrete ranges for relative dates ("next week"); list_devices resolves a
 device name to its id so find_file can be scoped. L2 never sees either decision: the right
-default (search every device) is a property of the runtime, not of a prompt. Plumbing runs emit
-no pill, count against no budget and put nothing in the side channels.
+default (search every device) is a property of the runtime, not of a prompt. A plumbing run is
+still a real run the answer depends on: it emits its pill and counts as a tool called, like any
+other, but it counts against no budget, runs once a question and puts nothing in the side channels
+(today's date alone is no answer to a calendar question).
 """
 from __future__ import annotations
 
@@ -40,6 +42,8 @@ async def _run_hidden(turn: TurnContext, toolbox: Toolbox, name: str) -> Any:
         tool = toolbox.tools.get(name)
         payload = None
         if tool is not None:
+            await turn.emit_pill(tool.manifest.pill)
+            turn.tools_called.append(name)
             try:
                 payload = (await tool(tool.Args(), toolbox.ctx)).payload
             except ToolError as err:
