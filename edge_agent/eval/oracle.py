@@ -2,8 +2,9 @@
 
 It answers every generation the harness asks for, by role:
   planner        -> plan(skill) from the question's plan, without the optional rationale (a
-                    replan, after nothing usable was found, chooses "none": there is no better
-                    route than the ideal one);
+                    replan, after the ideal route found nothing usable, takes the first general
+                    lookup skill the grammar still admits, REPLAN_ORDER, looks once and says
+                    what the ideal route found: there is no better route than the ideal one);
   l2             -> call_tool(tool, instruction) for each planned call in order, then the answer
                     a perfect reader gives from the tool results in its transcript: the shortest
                     clause carrying each expected fact (or "not found");
@@ -40,6 +41,7 @@ QUESTION_MARK = "\n\nQuestion:"  # and where it ends it
 # A sentence ends at . ! ? before a capital, digit or quote, but not after a title abbreviation.
 SENTENCE_SPLIT = re.compile(r"(?<!\bDr\.)(?<!\bMr\.)(?<!\bMs\.)(?<!\bSt\.)(?<!\bMrs\.)(?<=[.!?])\s+(?=[A-Z0-9\"'(])")
 INSTRUCTION_CHARS = 120  # follower.INSTRUCTION_CHARS: call_tool's instruction limit
+REPLAN_ORDER = ("recall_conversation", "person_facts", "find_document")  # skills whose tools all take a query
 
 
 class OracleError(RuntimeError):
@@ -49,9 +51,11 @@ class OracleError(RuntimeError):
 @dataclass
 class _State:
     question: Question
+    names: dict[str, str] = field(default_factory=dict)
     calls_made: int = 0
     last_call: PlannedCall | None = None
     plans: int = 0
+    evidence: list[str] = field(default_factory=list)
     log: list[str] = field(default_factory=list)
 
 
@@ -62,9 +66,10 @@ class Oracle:
         self._state: _State | None = None
         self.model = FunctionModel(fn=self.respond, name=name, n_ctx=n_ctx)
 
-    def begin(self, question: Question) -> None:
-        """Script the next ask() with this question's plan."""
-        self._state = _State(question)
+    def begin(self, question: Question, names: dict[str, str] | None = None) -> None:
+        """Script the next ask() with this question's plan; `names` maps a real skill name to the
+        one the menu shows it under (tune/menus.py), for a replan's choice."""
+        self._state = _State(question, dict(names or {}))
 
     @property
     def state(self) -> _State:
@@ -86,12 +91,21 @@ class Oracle:
         st.plans += 1
         st.calls_made = 0
         st.last_call = None
-        skill = st.question.plan.skill if st.plans == 1 else "none"
-        return {"skill": skill}
+        if st.plans == 1:
+            return {"skill": st.question.plan.skill}
+        admitted = _admitted(info.schema, "skill")
+        shown = [st.names.get(name, name) for name in REPLAN_ORDER]
+        choice = next((REPLAN_ORDER[i] for i, name in enumerate(shown) if name in admitted), None)
+        if choice is None:
+            raise OracleError(f"{st.question.id}: a replan admits none of {REPLAN_ORDER}: {sorted(admitted)}")
+        return {"skill": choice}
 
     def _l2(self, info: CallInfo) -> dict[str, Any]:
         st = self.state
         calls = st.question.plan.calls
+        st.evidence.append(tool_results(info.prompt, st.question.question))
+        if st.plans > 1:
+            return self._l2_replan(info)
         if st.calls_made < len(calls):
             call = calls[st.calls_made]
             st.calls_made += 1
@@ -110,9 +124,29 @@ class Oracle:
             args = {"query": last.args["query"]} if "query" in last.args else {}
             st.last_call = PlannedCall(tool=fallback[0], instruction=last.instruction, args=args)
             return {"call_tool": {"tool": fallback[0], "instruction": last.instruction[:INSTRUCTION_CHARS]}}
-        evidence = tool_results(info.prompt, q.question)
+        return self._answer()
+
+    def _answer(self) -> dict[str, Any]:
+        """What a perfect reader answers from every result it has read this question."""
+        q = self.state.question
+        evidence = "\n".join(self.state.evidence)
         text = (None if q.category == "unanswerable" else shortest_answer(evidence, q.expected_facts))
         return {"answer": (text or NOT_FOUND_ANSWER)[:ANSWER_CHARS]}
+
+    def _l2_replan(self, info: CallInfo) -> dict[str, Any]:
+        """After a replan: one call to the first tool the grammar admits (about what the plan's
+        first call asked), then the answer."""
+        st = self.state
+        forced = _must_call(info.schema)
+        if not forced and (st.calls_made or not _admitted(info.schema, "tool")):
+            return self._answer()
+        tool = (forced or tuple(sorted(_admitted(info.schema, "tool"))))[0]
+        first = st.question.plan.calls[0] if st.question.plan.calls else None
+        instruction = (first.instruction if first else st.question.question)[:INSTRUCTION_CHARS]
+        query = first.args.get("query") if first and isinstance(first.args.get("query"), str) else instruction
+        st.calls_made += 1
+        st.last_call = PlannedCall(tool=tool, instruction=instruction, args={"query": query})
+        return {"call_tool": {"tool": tool, "instruction": instruction}}
 
     def _l3(self, info: CallInfo) -> dict[str, Any]:
         st = self.state
@@ -133,6 +167,28 @@ class Oracle:
         if q.category == "unanswerable":
             return NOT_FOUND_ANSWER
         return shortest_answer(facts_section(info.prompt), q.expected_facts) or NOT_FOUND_ANSWER
+
+
+def _admitted(schema: type[BaseModel] | None, field_name: str) -> set[str]:
+    """The values a grammar admits for an enum field anywhere in the schema ("skill", "tool")."""
+    if schema is None:
+        return set()
+    found: set[str] = set()
+    for node in _walk(schema.model_json_schema()):
+        prop = (node.get("properties") or {}).get(field_name)
+        if isinstance(prop, dict):
+            found.update(prop.get("enum") or ([prop["const"]] if "const" in prop else []))
+    return found
+
+
+def _walk(node: Any):
+    if isinstance(node, dict):
+        yield node
+        for value in node.values():
+            yield from _walk(value)
+    elif isinstance(node, list):
+        for value in node:
+            yield from _walk(value)
 
 
 def _must_call(schema: type[BaseModel] | None) -> tuple[str, ...]:

@@ -3,6 +3,11 @@
 The skill argument is constrained to the known names (plus "none") by the grammar, so the plan
 is always one of them. Declaring the plan ends the pass at once: the plan tool's handler raises
 PlanSignal and the planner catches it, exactly as dispatch's ToolLoopHalt ends L2.
+
+A replan (the first skill's tools found nothing usable) sends the same prompt under a grammar that
+admits only the skills not yet tried, and not "none": the question was judged to need the user's
+data, so the answer is the model's next choice of where to look, read from the same prompt (its
+KV state is already there). A small model told in words what it tried drifts to "none".
 """
 from __future__ import annotations
 
@@ -43,10 +48,11 @@ class PlanSignal(Exception):
         super().__init__(f"plan: {plan.skill}")
 
 
-@functools.lru_cache(maxsize=16)
-def plan_schema(skill_names: tuple[str, ...]) -> type[BaseModel]:
-    """The plan tool's argument model with `skill` limited to the known names (cached per set)."""
-    choices = Literal[skill_names + (NONE_SKILL,)]  # type: ignore[valid-type]
+@functools.lru_cache(maxsize=64)
+def plan_schema(skill_names: tuple[str, ...], allow_none: bool = True) -> type[BaseModel]:
+    """The plan tool's argument model with `skill` limited to these names (and "none" when
+    `allow_none`), cached per set."""
+    choices = Literal[skill_names + ((NONE_SKILL,) if allow_none else ())]  # type: ignore[valid-type]
     return create_model(
         "PlanArgs", __config__=ConfigDict(extra="forbid"),
         skill=(choices, Field(description="the skill to follow, or none")),
@@ -67,11 +73,18 @@ class Planner:
         self.schema = plan_schema(tuple(skills))
         self.max_tokens = worst_case_tokens(self.schema)
 
+    def untried(self, tried: Sequence[str]) -> tuple[str, ...]:
+        """The skills a replan may still choose."""
+        return tuple(name for name in self.skills if name not in tried)
+
     async def plan(self, turn: TurnContext, tried: Sequence[str] = ()) -> Plan:
-        messages = prompts.planner_messages(self.skills.values(), turn.question, tried)
+        """The first plan, or with `tried` a replan among the other skills (see the module docstring)."""
+        messages = prompts.planner_messages(self.skills.values(), turn.question)
+        schema = plan_schema(self.untried(tried), allow_none=False) if tried else self.schema
         t0 = time.perf_counter()
-        args, _, usage = await turn.structured("planner", messages, self.schema, max_tokens=self.max_tokens,
-                                               bound_tools=[PLAN_TOOL], input=turn.question, head=prompts.planner_static(self.skills.values()))
+        args, _, usage = await turn.structured("planner", messages, schema, max_tokens=self.max_tokens,
+                                               bound_tools=[PLAN_TOOL], input=turn.question,
+                                               head=prompts.planner_static(self.skills.values()))
         try:
             plan_tool(args, self.skills)
         except PlanSignal as signal:

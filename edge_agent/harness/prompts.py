@@ -31,9 +31,9 @@ L2_INSTRUCTIONS = """\
 You answer the user's question by following the steps of a skill.
 You have one tool, call_tool. With it you hand a job to one of the tools listed below: put that \
 tool's name in "tool", and in "instruction" write in plain words what you want from it this time, \
-for example {"call_tool": {"tool": "check_notebook", "instruction": "what the notebook says about \
-Anna's birthday"}}. Do not write the tool's arguments; a helper turns your words into them. The \
-result comes back to you and you may call again.
+naming the person, thing or days the question is about: {"call_tool": {"tool": "<tool name>", \
+"instruction": "<what you want from it>"}}. Do not write the tool's arguments; a helper turns your \
+words into them. The result comes back to you and you may call again.
 When the steps are done, do not call a tool: reply {"answer": "<your answer to the user>"}."""
 
 L3_INSTRUCTIONS = """\
@@ -81,13 +81,11 @@ def tool_card(manifest: ToolManifest, args_model: type[BaseModel]) -> str:
     return "\n".join(lines)
 
 
-def planner_messages(skills: Iterable[Skill], question: str, tried: Sequence[str] = ()) -> list[ChatMessage]:
+def planner_messages(skills: Iterable[Skill], question: str) -> list[ChatMessage]:
+    """The plan prompt; a replan uses the same one (planner.py's grammar excludes what was tried)."""
     menu = "\n".join(f"- {s.name}: {s.description}" for s in skills)
     system = f"{PLANNER_INSTRUCTIONS}\n\nSkills:\n{menu}\n- {NONE_SKILL}: answer without looking anything up."
-    user = question
-    if tried:
-        user += f"\n\n(Already tried, found nothing: {', '.join(tried)}. Choose another way if one fits.)"
-    return [ChatMessage("system", system), ChatMessage("user", user)]
+    return [ChatMessage("system", system), ChatMessage("user", question)]
 
 
 def signature_lines(manifests: Iterable[ToolManifest]) -> str:

@@ -117,7 +117,9 @@ class Harness:
             return self._finish(turn, "error", f"Sorry, I could not answer: {message}", error=message)
 
     async def _attempts(self, turn: TurnContext) -> tuple[FollowEnd | None, bool]:
-        """Plan and follow; an attempt that finds nothing usable replans once, guards reset."""
+        """Plan and follow; an attempt that finds nothing usable, or only near misses (weak
+        matches), replans once among the other skills, guards reset. The side channels keep what
+        every attempt found."""
         tried: list[str] = []
         end: FollowEnd | None = None
         for attempt in range(1, MAX_ATTEMPTS + 1):
@@ -128,9 +130,11 @@ class Harness:
                 text = await answers.answer_without_tools(turn)
                 return FollowEnd("complete", text, ()), True
             end = await self.follower.run(turn, self.skills[plan.skill], plan.rationale, attempt)
-            if turn.channels.usable:
+            if turn.channels.usable and not answers.only_weak(turn.channels):
                 break
             tried.append(plan.skill)
+            if not self.planner.untried(tried):
+                break
             log.info("request %s: attempt %d (%s) found nothing usable", turn.request_id, attempt, plan.skill)
         return end, False
 

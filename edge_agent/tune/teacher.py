@@ -78,13 +78,20 @@ class Teacher:
         self.examples: list[Example] = []
         self.source = ""
         self.reply: str | None = None
+        self.replanned = False
 
     def begin(self, question: Question, source: str, names: dict[str, str], reply: str | None = None) -> None:
         """The next question; `reply` answers it when it needs no data (small talk)."""
-        self.oracle.begin(question)
+        self.oracle.begin(question, names)
         self.source, self.names, self.reply = source, names, reply
+        self.replanned = False
 
     def _respond(self, info: CallInfo) -> Any:
+        # A replan sends the planner the first plan's prompt under a narrower grammar
+        # (harness/planner.py): an example of it would teach two targets for one prompt. What
+        # follows it is the oracle's filler route, not a perfect one: nothing after it is recorded.
+        if info.role == "planner" and self.oracle.state.plans >= 1:
+            self.replanned = True
         out = self.oracle.respond(info)
         if info.role == "synth" and self.reply is not None:
             out = self.reply
@@ -92,7 +99,8 @@ class Teacher:
             out = {**out, "skill": self.names.get(out["skill"], out["skill"])}
         target = as_decoded(info.schema, out) if info.schema is not None else str(out)
         role = info.role if not info.role.startswith("l3.") else ".".join(info.role.split(".")[:2])
-        self.examples.append(Example(role, info.prompt, target, self.source))
+        if not self.replanned:
+            self.examples.append(Example(role, info.prompt, target, self.source))
         return out
 
 
