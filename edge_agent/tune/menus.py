@@ -4,8 +4,9 @@ The adapter must learn the protocol (read the menu, pick by description, follow 
 one menu. Each household gets a variant: every real skill under its own or another fitting name
 (which also changes the menu's order, since skills load in name order), its description in one
 of a few wordings, and up to two invented skills over the same real tools for subjects no
-question asks about. A variant is written as a skills folder the Assistant loads like the real one. About a third
-of households get the real menu unchanged: it is the one the device actually shows the planner.
+question asks about. A variant is written as a skills folder the Assistant loads like the real one. Half the
+households get the real menu unchanged: it is the one the device actually shows the planner (and examples
+sharing a menu share a prompt head, which training computes once a batch).
 """
 from __future__ import annotations
 
@@ -15,7 +16,7 @@ from pathlib import Path
 
 from edge_agent.harness.skills import Skill, load_skills
 
-REAL_MENU_SHARE = 0.35  # households whose menu is the shipped skills folder as it is (what the device runs)
+REAL_MENU_SHARE = 0.5  # households whose menu is the shipped skills folder as it is (what the device runs)
 # Other names a skill could carry (the first is the real one).
 NAMES: dict[str, tuple[str, ...]] = {
     "calendar_question": ("calendar_question", "calendar", "schedule_lookup", "agenda", "events_check"),

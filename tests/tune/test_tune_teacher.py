@@ -70,8 +70,8 @@ def test_prompts_are_the_harness_prompts_with_the_real_tokenizer(examples, token
 
 def test_menus_vary_names_order_and_invented_skills(tmp_path):
     real = load_skills()
-    menus = [write_menu(tmp_path / f"m{seed}", seed) for seed in range(12)]
-    assert len({tuple(sorted(m.names.values())) for m in menus}) > 6
+    menus = [write_menu(tmp_path / f"m{seed}", seed) for seed in range(24)]
+    assert len({tuple(sorted(m.names.values())) for m in menus}) > 8
     for m in menus:
         variant = load_skills(m.directory)
         for name, renamed in m.names.items():
@@ -79,12 +79,12 @@ def test_menus_vary_names_order_and_invented_skills(tmp_path):
     assert any(len(load_skills(m.directory)) > len(real) for m in menus)  # invented distractors
 
 
-def test_about_a_third_of_menus_are_the_shipped_one_unchanged(tmp_path):
+def test_about_half_the_menus_are_the_shipped_one_unchanged(tmp_path):
     real = load_skills()
     menus = [write_menu(tmp_path / f"m{seed}", seed) for seed in range(60)]
     unchanged = [m for m in menus if {n: (s.description, s.steps) for n, s in load_skills(m.directory).items()}
                  == {n: (s.description, s.steps) for n, s in real.items()}]
-    assert 0.2 <= len(unchanged) / len(menus) <= 0.5
+    assert 0.35 <= len(unchanged) / len(menus) <= 0.65
 
 
 def test_a_balanced_tokenized_set_with_bos_and_eos(tokenizer, tmp_path):
