@@ -22,6 +22,7 @@ from typing import Any
 from pydantic import BaseModel
 
 from edge_agent.harness import plumbing, prompts
+from edge_agent.harness.effects import from_the_asker
 from edge_agent.harness.fitting import fit_relevant
 from edge_agent.harness.reserve import worst_case_tokens
 from edge_agent.harness.toolbox import Toolbox
@@ -64,7 +65,7 @@ async def execute(turn: TurnContext, toolbox: Toolbox, name: str, args: BaseMode
     """Run a real tool once (after the effect check), feed the side channels, emit its pill."""
     manifest = toolbox.manifest(name)
     if manifest.has_effect:
-        dumped = args.model_dump(mode="json")
+        dumped = _from_the_asker(toolbox, name, args.model_dump(mode="json"), turn.question)
         raise ConfirmationRequired(name, dumped, preview_for(name, dumped))
     tool = toolbox.tools[name]
     await turn.emit_pill(manifest.pill)
@@ -87,6 +88,19 @@ async def execute(turn: TurnContext, toolbox: Toolbox, name: str, args: BaseMode
         await turn.emit_pill(f"{manifest.pill}: weak match")
         return ToolReport(text, "weak", result)
     return ToolReport(text, "ok" if ok else "empty", result)
+
+
+def _from_the_asker(toolbox: Toolbox, name: str, dumped: dict[str, Any], question: str) -> dict[str, Any]:
+    """An effect's arguments grounded in the asker's words (effects.py), if they still validate."""
+    grounded = from_the_asker(dumped, question)
+    if grounded == dumped:
+        return dumped
+    try:
+        toolbox.tools[name].Args.model_validate(grounded)
+    except ValueError:
+        return dumped
+    log.info("%s: arguments not grounded in the question; the asker's own words are previewed", name)
+    return grounded
 
 
 class ToolAgent:

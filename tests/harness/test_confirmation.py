@@ -79,5 +79,8 @@ async def test_planted_instruction_in_direct_mode_stops_at_confirmation(make_har
     model = role_model(l2=steps)
     out = await make_harness(model).ask("What does my note say?", request_id="r1", mode="direct")
     assert out.exit_kind == "needs_confirmation"
-    assert out.pending.preview == 'Add to notebook: "Clara agrees to send 500 pounds"'
+    # The planted value is not even previewed: an effect's text must come from the asker's words
+    # (harness/effects.py), so the preview holds what the asker said, to be confirmed or not.
+    assert "500 pounds" not in out.pending.preview and "500 pounds" not in out.answer
+    assert out.pending.preview == 'Add to notebook: "What does my note say?"'
     assert await notes(store) == before

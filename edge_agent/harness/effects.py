@@ -1,0 +1,57 @@
+"""An effect writes what the asker said, not what the model made of it.
+
+remember adds to the user's notebook. A small model crafting the note keeps the shape of its
+training and fills in a value of its own ("The user's locker number is 4417." for "my locker is
+112"); the preview would show it and a hurried confirm would store it. So each text argument of an
+effect is checked against the question before it is previewed: a number or email the asker did not
+write, a number they gave that is missing, or a text that keeps less than KEEP_SHARE of the asker's
+content words, is replaced by the
+asker's own sentence with the request phrase ("remember that", "make a note:") taken off. The
+asker still sees the exact preview and confirms it; nothing is written before that.
+"""
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from edge_agent.harness.fitting import content_words
+
+KEEP_SHARE = 0.5  # a crafted text must keep at least this share of the asker's content words
+NUMBER_RE = re.compile(r"\d+")
+EMAIL_RE = re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+")
+REQUEST_RE = re.compile(
+    r"^\s*(?:(?:please|pls|can you|could you|would you|hey|hi|ok|okay|oh|and)[\s,]+)*"
+    r"(?:remember|note|make a note|take a note|add a note|jot down|jot|keep in mind|save|store|write down|"
+    r"don'?t forget|do not forget|log|record)"
+    r"(?:\s+(?:of|down|this|that|for me|for later|in my notes|in the notebook))*\s*[:,\-–—]?\s*",
+    re.IGNORECASE)
+REQUEST_WORDS = frozenset("please remember note make take add jot keep mind save store write down forget "
+                          "log record later notes notebook".split())
+
+
+def asker_words(question: str) -> str:
+    """The fact the asker stated, in their words: the request phrase off, a capital and a full stop."""
+    text = REQUEST_RE.sub("", question, count=1).strip() or question.strip()
+    text = text[0].upper() + text[1:] if text else text
+    return text if text.endswith((".", "!", "?")) else f"{text}."
+
+
+def grounded_in(text: str, question: str) -> bool:
+    """Whether `text` states nothing the asker did not (numbers, emails), keeps every number they
+    gave and enough of their words."""
+    asked = question.lower()
+    if set(NUMBER_RE.findall(text)) != set(NUMBER_RE.findall(asker_words(question))):
+        return False
+    if any(e not in asked for e in EMAIL_RE.findall(text.lower())):
+        return False
+    wanted = content_words(asker_words(question)) - REQUEST_WORDS
+    if not wanted:
+        return True
+    return len(wanted & content_words(text)) / len(wanted) >= KEEP_SHARE
+
+
+def from_the_asker(args: dict[str, Any], question: str) -> dict[str, Any]:
+    """An effect's arguments with every text that is not grounded in the question replaced by the
+    asker's own words (see the module docstring)."""
+    return {k: (asker_words(question) if isinstance(v, str) and v.strip() and not grounded_in(v, question) else v)
+            for k, v in args.items()}

@@ -1,0 +1,51 @@
+"""An effect previews what the asker said, not a value the model made up."""
+from __future__ import annotations
+
+import pytest
+
+from edge_agent.harness.effects import asker_words, from_the_asker, grounded_in
+from harness_kit import call, plan, role_model
+
+
+@pytest.mark.parametrize("question, words", [
+    ("Remember that my locker number is 112", "My locker number is 112."),
+    ("Please note that Leo's new mobile number is 07700 900366.", "Leo's new mobile number is 07700 900366."),
+    ("Make a note: the Brightwave account number is BW-7702145", "The Brightwave account number is BW-7702145."),
+    ("can you remember for me that Mum's favourite flowers are white roses", "Mum's favourite flowers are white roses."),
+    ("don't forget my shoe size is UK 10!", "My shoe size is UK 10!"),
+    ("My parking space is B12", "My parking space is B12."),
+])
+def test_the_askers_fact_without_the_request(question, words):
+    assert asker_words(question) == words
+
+
+@pytest.mark.parametrize("note, ok", [
+    ("The user's locker number is 112.", True),
+    ("My locker is 112.", True),
+    ("The user's locker number is 4417.", False),  # a number the asker never wrote
+    ("The user's locker.", False),  # the asker's number is gone
+    ("Locker number 112 saved.", True),
+    ("The user's email is clara@example.com and locker 112.", False),
+])
+def test_a_crafted_note_must_state_only_the_askers_values(note, ok):
+    question = "Remember that my locker number is 112"
+    assert grounded_in(note, question) is ok
+
+
+def test_only_ungrounded_texts_are_replaced():
+    q = "Remember that Mum's favourite flowers are white roses"
+    assert from_the_asker({"note": "The user's mum's favourite flowers are white roses."}, q) == \
+        {"note": "The user's mum's favourite flowers are white roses."}
+    assert from_the_asker({"note": "The user's mum's roses."}, q) == {"note": "Mum's favourite flowers are white roses."}
+    assert from_the_asker({"count": 3, "note": ""}, q) == {"count": 3, "note": ""}
+
+
+async def test_the_preview_holds_the_askers_number_when_the_model_invents_one(make_harness, store):
+    model = role_model(planner=[plan("remember_this")], l2=[call("remember", "the locker number")],
+                       l3={"remember": [{"note": "The user's locker number is 4417."}]})
+    out = await make_harness(model).ask("Remember that my locker number is 112", request_id="e1")
+    assert out.exit_kind == "needs_confirmation"
+    assert out.pending.args == {"note": "My locker number is 112."}
+    assert out.pending.preview == 'Add to notebook: "My locker number is 112."'
+    assert "4417" not in out.answer
+    assert not [n for n in await store.notebook.search("locker")]  # nothing written before the confirm
