@@ -99,6 +99,29 @@ async def test_replan_resets_dedup_and_counters(make_harness):
     assert out.exit_kind == "complete" and out.sources == ["notes"]
 
 
+async def test_near_misses_replan_and_the_first_answer_stands_if_the_replan_finds_less(make_harness):
+    # "Leo pension" matches only some of its words in Leo's note: a near miss, not a find.
+    model = role_model(
+        planner=[plan("person_facts"), plan("find_document")],
+        l2=[call("check_notebook", "Leo's pension"), call("grep_memory", "Leo's pension"), answer("3 May 1990."),
+            call("find_file", "Leo's pension"), call("check_notebook", "pension"), answer("I could not find it.")],
+        l3={"check_notebook": [{"query": "Leo pension"}, {"query": "pension"}], "grep_memory": [{"query": "pension"}],
+            "find_file": [{"query": "pension", "devices": []}]})
+    out = await make_harness(model).ask("What is Leo's pension?", request_id="w1")
+    planner_calls = [c for c in model.calls if c.role == "planner"]
+    assert len(planner_calls) == 2  # weak-only results are nothing usable: the question is planned again
+    assert out.tools_called == ["check_notebook", "grep_memory", "find_file", "check_notebook"]
+    # The replan said it found nothing; the first attempt's answer states a value of what was found.
+    assert out.answer.startswith("3 May 1990.")
+
+
+async def test_a_strong_find_does_not_replan(make_harness):
+    model = role_model(planner=[plan("person_facts")], l2=[call("check_notebook", "Leo"), answer("3 May 1990.")],
+                       l3={"check_notebook": [{"query": "Leo birthday"}]})
+    out = await make_harness(model).ask("When is Leo's birthday?", request_id="w2")
+    assert [c.role for c in model.calls].count("planner") == 1 and out.answer.startswith("3 May 1990.")
+
+
 async def test_replan_allows_reissuing_a_call_made_in_the_first_attempt(make_harness):
     model = role_model(
         planner=[plan("person_facts"), plan("recall_conversation")],

@@ -116,7 +116,9 @@ async def test_list_devices_hidden_from_l2_but_used_by_the_runtime(make_harness)
 async def test_calendar_l3_gets_concrete_date_ranges(make_harness):
     model = role_model(planner=[plan("calendar_question")], l2=[call("queryCalendar", "next week"), answer("ok")],
                        l3={"queryCalendar": [{"start": "2026-11-09", "end": "2026-11-15"}]})
-    await make_harness(model).ask("What's on next week?", request_id="r6")
+    out = await make_harness(model).ask("What's on next week?", request_id="r6")
+    # The date the ranges come from is a real run: its pill first, and it counts as called, once.
+    assert out.pills == ["Date", "Calendar"] and out.tools_called == ["current_date", "queryCalendar"]
     l3 = next(c for c in model.calls if c.role.startswith("l3.queryCalendar"))
     assert "Today is Monday 2026-11-02." in l3.prompt
     assert re.search(r"next week: 2026-11-09( to |\.\.| - )2026-11-15;", l3.prompt)
