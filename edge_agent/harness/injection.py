@@ -18,11 +18,12 @@ SENTENCE_SPLIT = re.compile(r"(?<!\bDr\.)(?<!\bMr\.)(?<!\bMs\.)(?<!\bSt\.)(?<!\b
 # fake system note, a request to hand over a secret.
 PLANTED = re.compile(
     r"\b(?:ignore|disregard|forget|override)\s+(?:all\s+|any\s+)?(?:your\s+|my\s+|the\s+|these\s+|those\s+)?"
-    r"(?:previous\s+|prior\s+|earlier\s+|above\s+|original\s+)?(?:instructions?|prompts?|directions|guidelines|rules)\b"
-    r"|\b(?:ai|assistant|chatbot|bot|language model|llm)\b[^.!?:]{0,20}:\s*(?:please\s+)?"
+    r"(?:previous\s+|prior\s+|earlier\s+|above\s+|original\s+)?(?:instructions?|prompts?|directions|guidelines|rules|user|owner)\b"
+    r"|\b(?:ai|assistant|chatbot|bot|language model|llm)\b[^.!?:,]{0,20}[:,]\s*(?:please\s+)?"
     r"(?:ignore|disregard|forget|tell|send|text|email|remember|add|delete|reply|say|stop|write|forward|give|"
     r"share|update|change)\b"
-    r"|\bsystem\s+(?:note|prompt|message|instruction|override)s?\s*:"
+    r"|\bsystem\s+(?:note|notice|prompt|message|instruction|override|alert)s?\s*:"
+    r"|\b(?:without|do not|don't|never)\s+ask(?:ing)?\s+(?:for\s+|the user for\s+)?(?:confirmation|permission)\b"
     r"|\b(?:send|text|email|forward|give|share|tell)\b[^.!?]{0,40}?\b(?:pin|password|passcode|passwords|"
     r"security code|card number)\b(?=[^.!?]{0,30}\bto\b)",
     re.IGNORECASE)
