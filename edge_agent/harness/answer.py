@@ -37,6 +37,7 @@ from edge_agent.tools.query_calendar import event_line
 log = logging.getLogger(__name__)
 
 NOT_FOUND = "I could not find anything about that in your notes, files, calendar or memory."
+NEAR_MISSES = "I could not find anything that matches that well; the closest:"
 WINDOW_MARGIN_TOKENS = 16  # slack for template tokens around the facts
 DETERMINISTIC_ITEMS = 3  # entries listed when answering without a generation
 NUMBER_RE = re.compile(r"\d+")
@@ -153,6 +154,8 @@ def select(channels: SideChannels, question: str) -> Selection | None:
         facts.append(date_answer(channels.date, question))
         sources.append("date")
     fallback = without_planted(" ".join(t.fallback for t in tiers))
+    if only_weak(channels):  # near misses are no answer; said so, with what came closest
+        fallback = f"{NEAR_MISSES} {fallback}"
     return Selection(sources, "\n\n".join(facts), fallback, tiers[0].attachment)
 
 
@@ -189,7 +192,7 @@ async def synthesize(turn: TurnContext, *, l2_text: str | None = None, no_tools:
         return Answer(NOT_FOUND)
     if not chosen.needs_generation:
         return Answer(chosen.fallback, chosen.sources, chosen.attachment)
-    if l2_text and usable(l2_text, chosen.facts, or_no_value=only_weak(turn.channels)):
+    if l2_text and usable(l2_text, chosen.facts, or_no_value=only_weak(turn.channels) and says_not_found(l2_text)):
         return _cited(turn, l2_text.strip(), chosen)
     if not turn.can_generate(turn.limits.answer_tokens):
         return Answer(chosen.fallback, chosen.sources, chosen.attachment)
@@ -211,8 +214,9 @@ async def synthesize(turn: TurnContext, *, l2_text: str | None = None, no_tools:
 def _cited(turn: TurnContext, text: str, chosen: Selection) -> Answer:
     """A model's answer with the exact entries it comes from (citation.py); the deterministic
     fallback needs none, it already is the exact text."""
-    return Answer(with_citation(text, turn.channels, turn.question, not_found=says_not_found(text)),
-                  chosen.sources, chosen.attachment)
+    quoted = with_citation(text, turn.channels, turn.question, not_found=says_not_found(text),
+                           near_misses=only_weak(turn.channels))
+    return Answer(quoted, chosen.sources, chosen.attachment)
 
 
 def grounded(answer: str, facts: str) -> bool:
@@ -260,11 +264,11 @@ def only_weak(channels: SideChannels) -> bool:
 
 def usable(answer: str, facts: str, *, or_no_value: bool = False) -> bool:
     """Whether an answer may go to the user as it is: grounded in the facts and stating one of
-    their values, or, with `or_no_value`, grounded alone. L2's answer gets that only after weak
-    matches (a "not found" beside strong results goes to synthesis: L2 read the tools' summaries,
-    synthesis reads the exact bytes, where the answer may still be); a synthesis only when it says
-    nothing was found (seen otherwise: a lone "{", a letter's sign-off, a stray markup tag —
-    grounded, since they hold no figure, yet no answer at all)."""
+    their values, or, with `or_no_value`, grounded alone. Both L2's answer and a synthesis get that
+    only when they say nothing was found — L2's only after weak matches (a "not found" beside strong
+    results goes to synthesis: L2 read the tools' summaries, synthesis reads the exact bytes, where
+    the answer may still be). Seen otherwise: a lone "{", a letter's sign-off, a stray markup tag —
+    grounded, since they hold no figure, yet no answer at all."""
     return grounded(answer, facts) and (or_no_value or states_a_value(answer, facts))
 
 

@@ -8,9 +8,10 @@ that is another one), and for the calendar the events of the period asked about.
 the model's sentence and can check it against the source on the spot; a larger model's sentence
 is usually complete, and the quote costs it nothing.
 
-Only strong matches are quoted (a near miss is not a source), nothing is quoted after an answer
-that says nothing was found, and a sentence of the data that speaks to the assistant is never
-repeated (injection.py).
+Only strong matches are quoted (a near miss is not a source); after an answer that says nothing
+was found nothing is quoted, except, when near misses were all there was, the closest of them
+named as such; and a sentence of the data that speaks to the assistant is never repeated
+(injection.py).
 """
 from __future__ import annotations
 
@@ -101,9 +102,19 @@ def citation(channels: SideChannels, lead: str, question: str) -> str:
     return without_planted("\n".join(blocks))
 
 
-def with_citation(text: str, channels: SideChannels, question: str, *, not_found: bool) -> str:
-    """`text` followed by its sources, unless it says nothing was found."""
-    if not_found:
-        return text
-    quoted = citation(channels, text, question)
+def closest(channels: SideChannels, question: str) -> str:
+    """The near miss that best matches the question, for an answer that found nothing better."""
+    items = [(n, _note_text(n)) for n in channels.notes] + [(m, _memory_text(m)) for m in channels.memory]
+    if not items:
+        return ""
+    asked = content_words(question)
+    _, text = max(items, key=lambda pair: len(asked & content_words(pair[1])))  # ties: the first found
+    return without_planted(f"The closest entry: {text}")
+
+
+def with_citation(text: str, channels: SideChannels, question: str, *, not_found: bool,
+                  near_misses: bool = False) -> str:
+    """`text` followed by its sources; after "not found", only the closest near miss, if that is
+    all there was (near misses are no source, yet the asker may recognise what they meant)."""
+    quoted = (closest(channels, question) if near_misses else "") if not_found else citation(channels, text, question)
     return f"{text}\n{quoted}" if quoted else text

@@ -66,3 +66,25 @@ async def test_a_harness_answer_carries_its_source(make_harness):
     out = await make_harness(model).ask("When is Leo's birthday?", request_id="c1")
     assert out.answer == f"3 May 1990.\nFrom your notebook:\n- Leo Marsh (brother): {LEO_BODY}"
     assert [c.role for c in model.calls][-1] == "l2"  # no extra generation for the quote
+
+
+def test_after_not_found_only_near_misses_name_the_closest_entry():
+    said = "I could not find that in your notes."
+    weak = SideChannels(notes=[NEAR, {**MUM, "strength": "some", "matched": ["mum"]}])
+    out = with_citation(said, weak, "Where does my mum live?", not_found=True, near_misses=True)
+    assert out == f"{said}\nThe closest entry: {MUM['title']}: {MUM['body']}"
+    # Strong results the model judged beside the point: its "not found" stands alone.
+    assert with_citation(said, SideChannels(notes=[MUM]), "Mum's passport?", not_found=True) == said
+
+
+async def test_a_stray_answer_over_near_misses_is_not_taken_for_not_found(make_harness):
+    # "Leo pension" is a near miss on Leo's note; "{" states nothing and does not say "not found".
+    model = role_model(planner=[plan("person_facts"), plan("recall_conversation")],
+                       l2=[call("check_notebook", "Leo's pension"), call("grep_memory", "Leo's pension"), answer("{"),
+                           call("grep_memory", "pension"), call("check_notebook", "pension"), answer("{")],
+                       l3={"check_notebook": [{"query": "Leo pension"}, {"query": "pension"}],
+                           "grep_memory": [{"query": "pension"}, {"query": "Leo pension"}]},
+                       synth="{")
+    out = await make_harness(model).ask("What is Leo's pension?", request_id="c2")
+    assert out.answer.startswith("I could not find anything that matches that well; the closest:")
+    assert LEO_BODY in out.answer
