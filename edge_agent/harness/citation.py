@@ -15,16 +15,17 @@ named as such; and a sentence of the data that speaks to the assistant is never 
 """
 from __future__ import annotations
 
+from datetime import date, datetime
 from typing import Any
 
 from edge_agent.harness.channels import SideChannels
 from edge_agent.harness.fitting import content_words
 from edge_agent.harness.injection import without_planted
 from edge_agent.store.recurrence import Occurrence
-from edge_agent.tools.query_calendar import event_line
+from edge_agent.tools.query_calendar import day_label, event_line
 
 QUOTED_ENTRIES = 2  # notes or memory entries quoted: the answer's own source and the question's best match
-QUOTED_EVENTS = 10  # events of the period listed; more are chosen by relevance and counted
+QUOTED_EVENTS = 12  # lines of the period's events (a repeating event is one line); more: by relevance, counted
 EXCERPT_CHARS = 600  # a file's passage, as find_file returns it
 
 
@@ -67,19 +68,49 @@ def _event_text(e: dict[str, Any], with_year: bool) -> str:
         return f"- {e.get('title')}: {e.get('start')} to {e.get('end')}"
 
 
+def _series_key(e: dict[str, Any]) -> tuple | None:
+    """Occurrences with one key are one line ("Sat 3 Oct, Sat 10 Oct 08:00-09:00"); None: its own line."""
+    try:
+        occ = Occurrence.from_payload(e)
+    except (KeyError, ValueError):
+        return None
+    if occ.all_day:
+        return (occ.title, occ.location, "all day") if occ.end == occ.start else None
+    if occ.end.date() != occ.start.date():
+        return None
+    return (occ.title, occ.location, f"{occ.start:%H:%M}-{occ.end:%H:%M}")
+
+
+def _series_line(group: list[dict[str, Any]], with_year: bool) -> str:
+    if len(group) == 1:
+        return _event_text(group[0], with_year)
+    title, location, times = _series_key(group[0])  # type: ignore[misc]
+    first = [Occurrence.from_payload(e).start for e in group]
+    days = ", ".join(day_label(d if isinstance(d, date) and not isinstance(d, datetime) else d.date(), with_year)
+                     for d in first)
+    when = f"{days} (all day)" if times == "all day" else f"{days} {times}"
+    return f"- {title} — {when}" + (f" @ {location}" if location else "")
+
+
 def _events(events: list[dict[str, Any]], lead: str, question: str) -> list[str]:
-    """The period's events in time order; past QUOTED_EVENTS, the ones most related to the
-    question and the answer (ties: the earliest), with how many were left out."""
+    """The period's events in time order, a repeating one on one line; past QUOTED_EVENTS lines,
+    the ones most related to the question and the answer (ties: the earliest), with how many
+    events were left out."""
     with_year = len({str(e.get("start", ""))[:4] for e in events}) > 1
-    order = sorted(range(len(events)), key=lambda i: str(events[i].get("start", "")))
-    keep = order
-    if len(order) > QUOTED_EVENTS:
+    groups: dict[Any, list[dict[str, Any]]] = {}
+    for e in sorted(events, key=lambda e: str(e.get("start", ""))):
+        groups.setdefault(_series_key(e) or id(e), []).append(e)
+    series = list(groups.values())  # in order of first occurrence
+    keep = series
+    if len(series) > QUOTED_EVENTS:
         words = content_words(f"{question} {lead}")
-        ranked = sorted(order, key=lambda i: -len(words & content_words(str(events[i].get("title", "")))))
-        keep = sorted(ranked[:QUOTED_EVENTS], key=order.index)
-    lines = [_event_text(events[i], with_year) for i in keep]
-    if len(keep) < len(order):
-        lines.append(f"(and {len(order) - len(keep)} more)")
+        ranked = sorted(series, key=lambda g: -len(words & content_words(str(g[0].get("title", "")))))
+        chosen = {id(g) for g in ranked[:QUOTED_EVENTS]}
+        keep = [g for g in series if id(g) in chosen]
+    lines = [_series_line(g, with_year) for g in keep]
+    left = sum(len(g) for g in series) - sum(len(g) for g in keep)
+    if left:
+        lines.append(f"(and {left} more)")
     return lines
 
 

@@ -40,7 +40,8 @@ class QueryCalendarArgs(BaseModel):
         return date.fromisoformat(self.start), date.fromisoformat(self.end)
 
 
-def _day(value: date, with_year: bool) -> str:
+def day_label(value: date, with_year: bool) -> str:
+    """'Tue 24 Nov' (with the year when a range crosses one)."""
     # "Tue 24 Nov" takes 5 of Gemma's tokens where "Tue 2026-11-24" takes 12; the year is in the
     # result's first line, and written per event only when the range crosses a year
     text = f"{WEEKDAYS[value.weekday()][:3]} {value.day} {value:%b}"
@@ -49,12 +50,12 @@ def _day(value: date, with_year: bool) -> str:
 
 def _when(occ, with_year: bool) -> str:
     if occ.all_day:
-        end = f" to {_day(occ.end, with_year)}" if occ.end != occ.start else ""
-        return f"{_day(occ.start, with_year)}{end} (all day)"
+        end = f" to {day_label(occ.end, with_year)}" if occ.end != occ.start else ""
+        return f"{day_label(occ.start, with_year)}{end} (all day)"
     start: datetime = occ.start
     end_at: datetime = occ.end
-    until = f"{end_at:%H:%M}" if end_at.date() == start.date() else f"{_day(end_at.date(), with_year)} {end_at:%H:%M}"
-    return f"{_day(start.date(), with_year)} {start:%H:%M}-{until}"
+    until = f"{end_at:%H:%M}" if end_at.date() == start.date() else f"{day_label(end_at.date(), with_year)} {end_at:%H:%M}"
+    return f"{day_label(start.date(), with_year)} {start:%H:%M}-{until}"
 
 
 def event_line(occ, with_year: bool = False) -> str:

@@ -88,3 +88,10 @@ async def test_a_stray_answer_over_near_misses_is_not_taken_for_not_found(make_h
     out = await make_harness(model).ask("What is Leo's pension?", request_id="c2")
     assert out.answer.startswith("I could not find anything that matches that well; the closest:")
     assert LEO_BODY in out.answer
+
+
+def test_a_repeating_event_is_one_line_with_its_days():
+    swims = [event("Saturday swim", d, 8) for d in (7, 14, 21)]
+    text = citation(SideChannels(events=[*swims, event("Dentist", 24)]), "", "What's on this month?")
+    assert text.split("\n")[1:] == ["- Saturday swim — Sat 7 Nov, Sat 14 Nov, Sat 21 Nov 08:00-09:00",
+                                    "- Dentist — Tue 24 Nov 10:00-11:00"]
