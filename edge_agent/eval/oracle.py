@@ -25,7 +25,7 @@ from typing import Any
 from pydantic import BaseModel
 
 from edge_agent.eval.questions import PlannedCall, Question
-from edge_agent.eval.scoring import contains, normalise
+from edge_agent.eval.scoring import contains, normalise, walk_dicts
 from edge_agent.llm.doubles import CallInfo, FunctionModel
 
 log = logging.getLogger(__name__)
@@ -174,21 +174,11 @@ def _admitted(schema: type[BaseModel] | None, field_name: str) -> set[str]:
     if schema is None:
         return set()
     found: set[str] = set()
-    for node in _walk(schema.model_json_schema()):
+    for node in walk_dicts(schema.model_json_schema()):
         prop = (node.get("properties") or {}).get(field_name)
         if isinstance(prop, dict):
             found.update(prop.get("enum") or ([prop["const"]] if "const" in prop else []))
     return found
-
-
-def _walk(node: Any):
-    if isinstance(node, dict):
-        yield node
-        for value in node.values():
-            yield from _walk(value)
-    elif isinstance(node, list):
-        for value in node:
-            yield from _walk(value)
 
 
 def _must_call(schema: type[BaseModel] | None) -> tuple[str, ...]:

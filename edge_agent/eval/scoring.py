@@ -69,21 +69,22 @@ class ToolRun:
     def file_names(self) -> set[str]:
         """Basenames of every file this run located (its hits and its best match)."""
         names: set[str] = set()
-        for item in _walk_dicts(self.payload):
+        for item in walk_dicts(self.payload):
             for key in ("name", "path"):
                 if isinstance(item.get(key), str):
                     names.add(basename(item[key]))
         return names - {""}
 
 
-def _walk_dicts(node: Any) -> Iterable[dict[str, Any]]:
+def walk_dicts(node: Any) -> Iterable[dict[str, Any]]:
+    """Every dict in a JSON-like tree, outermost first."""
     if isinstance(node, dict):
         yield node
         for value in node.values():
-            yield from _walk_dicts(value)
+            yield from walk_dicts(value)
     elif isinstance(node, list):
         for value in node:
-            yield from _walk_dicts(value)
+            yield from walk_dicts(value)
 
 
 @dataclass(frozen=True)
