@@ -1,13 +1,13 @@
 #!/usr/bin/env bash
 # Train the bundled model's task adapter from scratch, reproducibly, then install it in the package.
 #
-#   deploy/train-adapter.sh [--examples N] [--epochs E] [--planner-epochs E] [--seed S] [--resume] [--max-steps K] [--no-install]
+#   deploy/train-adapter.sh [--examples N] [--epochs E] [--planner-passes P] [--seed S] [--resume] [--max-steps K] [--no-install]
 #
 # 1. the runtime's .venv (deploy/setup.sh) and a separate .venv-train (torch CPU, transformers, peft:
 #    kept out of the runtime's dependencies);
 # 2. the training set from synthetic households (`edge-agent tune data`; nothing from world/);
 # 3. LoRA training on the dequantized bundled GGUF, with a progress bar, checkpoints and --resume:
-#    every role for --epochs, then the planner alone for --planner-epochs from that adapter;
+#    every role for --epochs, with --planner-passes more passes over the planner's examples mixed in;
 # 4. conversion to GGUF with llama.cpp's convert_lora_to_gguf.py from llama-cpp-python's sdist;
 # 5. `edge-agent tune install`: the adapter, its card (sha256, base sha256, figures) and MODEL_CARD.md
 #    into edge_agent/llm/adapters/.
@@ -18,12 +18,12 @@ ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 source "$ROOT/deploy/setup.sh"
 cd "$ROOT"
 
-EXAMPLES=1500 EPOCHS=1.0 PLANNER_EPOCHS=2.5 SEED=1 RESUME="" MAX_STEPS="" INSTALL=1
+EXAMPLES=1800 EPOCHS=1.0 PLANNER_PASSES=2.5 SEED=1 RESUME="" MAX_STEPS="" INSTALL=1
 while [ $# -gt 0 ]; do
   case "$1" in
     --examples) EXAMPLES="$2"; shift 2 ;;
     --epochs) EPOCHS="$2"; shift 2 ;;
-    --planner-epochs) PLANNER_EPOCHS="$2"; shift 2 ;;
+    --planner-passes) PLANNER_PASSES="$2"; shift 2 ;;
     --seed) SEED="$2"; shift 2 ;;
     --resume) RESUME="--resume"; shift ;;
     --max-steps) MAX_STEPS="--max-steps $2"; shift 2 ;;
@@ -56,19 +56,14 @@ if [ -z "$RESUME" ] || [ ! -f "$DATA" ]; then
   "$VENV/bin/edge-agent" tune data --examples "$EXAMPLES" --seed "$SEED" --out "$DATA" >/dev/null
 fi
 
-say "training, stage 1: every role (checkpoints in $WORK/run/checkpoint; --resume continues)"
+say "training: every role, the planner's examples $PLANNER_PASSES more times (checkpoints in $WORK/run/checkpoint; --resume continues)"
+# The plan is a few tokens a question: one pass over every role leaves the planner reading the
+# question but not the menu. Its extra passes are mixed into the same run; a planner-only second
+# stage (tried) eroded L2, which then often called the wrong tool first.
 # shellcheck disable=SC2086
 PYTHONPATH="$ROOT" "$TRAIN_VENV/bin/python" -m edge_agent.tune.train --data "$DATA" --gguf "$MODEL" \
-  --out "$WORK/run" --epochs "$EPOCHS" --seed "$SEED" $RESUME $MAX_STEPS | tee "$WORK/train-report.json"
-# The plan is a few tokens a question: one epoch over every role leaves the planner reading the
-# question but not the menu, so a second stage trains the planner alone from stage 1's adapter.
-say "training, stage 2: the planner, $PLANNER_EPOCHS epochs from stage 1 (checkpoints in $WORK/run-planner/checkpoint)"
-# shellcheck disable=SC2086
-PYTHONPATH="$ROOT" "$TRAIN_VENV/bin/python" -m edge_agent.tune.train --data "$DATA" --gguf "$MODEL" \
-  --out "$WORK/run-planner" --roles planner --init-adapter "$WORK/run/adapter" --epochs "$PLANNER_EPOCHS" \
-  --warmup 10 --seed "$SEED" $RESUME $MAX_STEPS | tee "$WORK/train-report-planner.json"
-"$VENV/bin/python" -m edge_agent.tune.stages "$WORK/train-report.json" "$WORK/train-report-planner.json" \
-  > "$WORK/train-report-all.json"
+  --out "$WORK/run" --epochs "$EPOCHS" --extra "planner=$PLANNER_PASSES" --seed "$SEED" $RESUME $MAX_STEPS \
+  | tee "$WORK/train-report.json"
 
 CONVERTER="$WORK/llama.cpp"
 if [ ! -f "$CONVERTER/convert_lora_to_gguf.py" ]; then
@@ -83,12 +78,12 @@ if [ ! -f "$CONVERTER/convert_lora_to_gguf.py" ]; then
   mv "$WORK/sdist/llama_cpp_python-$LLAMA_CPP_PYTHON/vendor/llama.cpp" "$CONVERTER"
 fi
 say "converting the adapter to GGUF"
-"$TRAIN_VENV/bin/python" "$CONVERTER/convert_lora_to_gguf.py" --base "$WORK/run-planner/base" --outtype f16 \
-  --outfile "$WORK/adapter.gguf" "$WORK/run-planner/adapter" >"$WORK/convert.log" 2>&1 \
+"$TRAIN_VENV/bin/python" "$CONVERTER/convert_lora_to_gguf.py" --base "$WORK/run/base" --outtype f16 \
+  --outfile "$WORK/adapter.gguf" "$WORK/run/adapter" >"$WORK/convert.log" 2>&1 \
   || { tail -n 30 "$WORK/convert.log" >&2; exit 1; }
 
 if [ -n "$INSTALL" ]; then
-  "$VENV/bin/edge-agent" tune install "$WORK/adapter.gguf" --train-report "$WORK/train-report-all.json" \
+  "$VENV/bin/edge-agent" tune install "$WORK/adapter.gguf" --train-report "$WORK/train-report.json" \
     --data-summary "${DATA%.jsonl}.summary.json"
   say "installed: edge_agent/llm/adapters/ (see MODEL_CARD.md there)"
 else

@@ -122,7 +122,13 @@ file only; every other model runs the same prompts without it.
 | data | {d.get('examples')} examples from {d.get('households')} synthetic households ({kinds}); {d.get('tokens')} tokens, {d.get('target_tokens')} of them targets |
 | source | `edge-agent tune data` (edge_agent/tune): generated households and questions, replayed through the real harness with a perfect teacher; nothing from world/ |
 | LoRA | rank {t.get('rank')}, on the attention and MLP projections; {t.get('trainable_parameters')} parameters |
-| training | {t.get('steps')} steps of {t.get('batch')}, {t.get('epochs')} epoch(s), loss on targets only; {t.get('train_s', 0) / 60:.1f} min on CPU at {t.get('tokens_per_s')} tokens/s |
+| training | {t.get('steps')} steps of {t.get('batch')}, {t.get('epochs')} epoch(s){_extra(t)}, loss on targets only; {t.get('train_s', 0) / 60:.1f} min on CPU at {t.get('tokens_per_s')} tokens/s |
 | loss | first step {t.get('first_loss')}, last ten steps {t.get('last_loss_mean10')} |
 | trained | {card['trained']} by deploy/train-adapter.sh |
 """
+
+
+def _extra(t: dict) -> str:
+    """The extra passes over some kinds of example, as the card says them (" + 2.5 more over planner")."""
+    extra = t.get("extra_passes") or {}
+    return "".join(f" + {passes} more over {kind}" for kind, passes in extra.items())

@@ -9,9 +9,11 @@ head is applied only at those positions (Gemma's 262k-token vocabulary would oth
 every step). Examples sharing a prompt head are batched together and the head is run once for
 the batch (its KV cache repeated for every row; gradients identical to running each row whole),
 which halves the compute of the harness's head-heavy prompts. Checkpoints are written every --checkpoint-every steps; --resume continues from the
-last one. A second stage may start from the first's adapter (--init-adapter) on some roles only
-(--roles planner): the plan is five tokens a question, so one epoch over every role teaches it far
-less than the long L2 and synthesis targets. The result: DIR/adapter (PEFT) and DIR/base (the config llama.cpp's converter needs).
+last one. The plan is five tokens a question, so one epoch over every role teaches it far less than
+the long L2 and synthesis targets: --extra planner=2.5 mixes 2.5 more passes over the planner's
+examples into the same run (a planner-only second stage eroded L2). --roles and --init-adapter
+train some kinds only, from an earlier adapter, for experiments. The result: DIR/adapter (PEFT)
+and DIR/base (the config llama.cpp's converter needs).
 Prints one JSON line per checkpoint and a final one with the figures for the model card.
 """
 from __future__ import annotations
@@ -40,28 +42,62 @@ def load_examples(path: Path) -> list[dict]:
     return rows
 
 
-def batches(rows: list[dict], batch: int, epochs: float, seed: int) -> list[list[int]]:
-    """Example indices per step. Rows sorted by prompt put those sharing a head side by side; they
-    are cut into groups of at most `batch` that share MIN_SHARED_PREFIX tokens or more (a head
-    computed once, see shared_step_loss). The order of the groups is shuffled every epoch; a
-    fractional last epoch takes a random part of them."""
-    order = sorted(range(len(rows)), key=lambda i: rows[i]["prompt_ids"])
+def _groups(rows: list[dict], indices: list[int], batch: int) -> list[list[int]]:
+    """Rows sorted by prompt put those sharing a head side by side; they are cut into groups of at
+    most `batch` that share MIN_SHARED_PREFIX tokens or more (a head computed once, see
+    shared_step_loss)."""
     groups: list[list[int]] = []
-    for i in order:
+    for i in sorted(indices, key=lambda i: rows[i]["prompt_ids"]):
         cur = groups[-1] if groups else None
         if cur is None or len(cur) >= batch or common_prefix([rows[cur[0]], rows[i]]) < MIN_SHARED_PREFIX:
             groups.append([i])
         else:
             cur.append(i)
-    rng = random.Random(seed)
+    return groups
+
+
+def _passes(groups: list[list[int]], passes: float, rng: random.Random) -> list[list[int]]:
+    """The groups shuffled anew for every pass; a fractional last pass takes a random part of them."""
     steps: list[list[int]] = []
-    for epoch in range(math.ceil(epochs)):
+    for n in range(math.ceil(passes)):
         shuffled = groups[:]
         rng.shuffle(shuffled)
-        if epoch + 1 > epochs:
-            shuffled = shuffled[: int(len(shuffled) * (epochs - epoch))]
+        if n + 1 > passes:
+            shuffled = shuffled[: int(len(shuffled) * (passes - n))]
         steps += shuffled
     return steps
+
+
+def batches(rows: list[dict], batch: int, epochs: float, seed: int,
+            extra: dict[str, float] | None = None) -> list[list[int]]:
+    """Example indices per step: `epochs` passes over every row, and `extra` more passes over the
+    rows of some kinds ({"planner": 2.5}) spread at random through the same run, so a role with
+    short targets gets more of the training without a later stage of its own eroding the others
+    (seen: a planner-only second stage left L2 calling the wrong tool first 27 times in 121)."""
+    rng = random.Random(seed)
+    steps = _passes(_groups(rows, list(range(len(rows))), batch), epochs, rng)
+    more: list[list[int]] = []
+    for kind, passes in sorted((extra or {}).items()):
+        chosen = [i for i, r in enumerate(rows) if r.get("kind") == kind]
+        if chosen and passes > 0:
+            more += _passes(_groups(rows, chosen, batch), passes, rng)
+    if not more:
+        return steps
+    at = set(rng.sample(range(len(steps) + len(more)), len(more)))
+    main, added = iter(steps), iter(more)
+    return [next(added) if i in at else next(main) for i in range(len(steps) + len(more))]
+
+
+def parse_extra(text: str) -> dict[str, float]:
+    """"planner=2.5,l3=1" -> {"planner": 2.5, "l3": 1.0}."""
+    out: dict[str, float] = {}
+    for part in filter(None, (p.strip() for p in text.split(","))):
+        kind, _, passes = part.partition("=")
+        try:
+            out[kind.strip()] = float(passes)
+        except ValueError as err:
+            raise SystemExit(f"--extra: {part!r} is not KIND=PASSES") from err
+    return out
 
 
 def load_model(gguf: Path, args):
@@ -183,6 +219,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--max-steps", type=int, default=None, help="stop after this many steps (smoke runs)")
     p.add_argument("--roles", default="", help="only examples of these kinds, comma-separated (planner, l2.call, ...)")
     p.add_argument("--init-adapter", type=Path, default=None, help="start from this PEFT adapter dir (a later stage)")
+    p.add_argument("--extra", default="", help="more passes over some kinds, mixed into the run: planner=2.5")
     for key, value in DEFAULTS.items():
         p.add_argument(f"--{key.replace('_', '-')}", type=type(value), default=value)
     args = p.parse_args(argv)
@@ -198,7 +235,8 @@ def main(argv: list[str] | None = None) -> int:
         rows = [r for r in rows if r.get("kind") in kinds]
         if not rows:
             raise SystemExit(f"no examples of kind {args.roles} in {args.data}")
-    plan = batches(rows, args.batch, args.epochs, args.seed)
+    extra = parse_extra(args.extra)
+    plan = batches(rows, args.batch, args.epochs, args.seed, extra)
     if args.max_steps:
         plan = plan[: args.max_steps]
     t_load = time.perf_counter()
@@ -245,7 +283,8 @@ def main(argv: list[str] | None = None) -> int:
     peft_model.save_pretrained(str(args.out / "adapter"))
     save_base_config(model, args.out / "base")
     trainable = sum(p_.numel() for p_ in params)
-    print(json.dumps({"examples": len(rows), "roles": args.roles or "all", "steps": total, "batch": args.batch, "epochs": args.epochs,
+    print(json.dumps({"examples": len(rows), "roles": args.roles or "all", "steps": total, "batch": args.batch,
+                      "epochs": args.epochs, "extra_passes": extra,
                       "rank": args.rank, "trainable_parameters": trainable, "load_s": round(load_s, 1),
                       "train_s": round(figures["train_s"], 1), "tokens": figures["tokens"],
                       "target_tokens": figures["target_tokens"],

@@ -1,7 +1,7 @@
 """The training plan (pure Python: torch lives in the training environment only)."""
 from __future__ import annotations
 
-from edge_agent.tune.train import MIN_SHARED_PREFIX, batches, common_prefix
+from edge_agent.tune.train import MIN_SHARED_PREFIX, batches, common_prefix, parse_extra
 
 
 def _rows():
@@ -30,16 +30,15 @@ def test_a_fractional_epoch_takes_part_of_the_groups_and_the_seed_fixes_the_orde
     assert batches(rows, 8, 1.5, 0) == half and batches(rows, 8, 1.5, 1) != half
 
 
-def test_the_stages_reports_merge_into_one_card_line():
-    from edge_agent.tune.stages import merge
-
-    one = {"examples": 1600, "roles": "all", "steps": 294, "batch": 8, "epochs": 1.0, "rank": 16,
-           "trainable_parameters": 3796992, "load_s": 51.4, "train_s": 3483.3, "tokens": 304095,
-           "target_tokens": 24207, "first_loss": 3.93, "last_loss_mean10": 0.62}
-    two = {**one, "examples": 384, "roles": "planner", "steps": 144, "epochs": 3.0, "load_s": 50.0,
-           "train_s": 1500.0, "tokens": 150000, "target_tokens": 2300, "first_loss": 0.33, "last_loss_mean10": 0.05}
-    card = merge([one, two])
-    assert card["steps"] == 438 and card["train_s"] == 4983.3 and card["tokens"] == 454095
-    assert card["epochs"] == "1.0 (all) + 3.0 (planner)" and card["examples"] == 1600
-    assert card["first_loss"] == 3.93 and card["last_loss_mean10"] == 0.05  # the run's start, the last stage's end
-    assert card["tokens_per_s"] == round(454095 / 4983.3, 1) and card["stages"] == [one, two]
+def test_extra_passes_over_a_kind_are_spread_through_the_run():
+    rows = [{**r, "kind": "planner" if i < 20 else "l2.call"} for i, r in enumerate(_rows())]
+    plain = batches(rows, 8, 1.0, 0)
+    mixed = batches(rows, 8, 1.0, 0, {"planner": 2.0})
+    seen = [i for s in mixed for i in s]
+    assert all(seen.count(i) == 3 for i in range(20))  # the planner's rows: once, then twice more
+    assert all(seen.count(i) == 1 for i in range(20, len(rows)))
+    it = iter(mixed)
+    assert all(any(s == t for t in it) for s in plain)  # the main pass is there, in its order
+    extra_at = [n for n, s in enumerate(mixed) if all(i < 20 for i in s)]
+    assert extra_at[-1] > len(mixed) // 2 and extra_at[0] < len(mixed) // 2  # not all at the end
+    assert parse_extra("planner=2.5, l3=1") == {"planner": 2.5, "l3": 1.0}
