@@ -68,14 +68,19 @@ def plan_tool(args: BaseModel, skills: dict[str, Skill]) -> None:
 class Planner:
     """Chooses a skill for a question."""
 
-    def __init__(self, skills: dict[str, Skill]):
+    def __init__(self, skills: dict[str, Skill], effect_tools: frozenset[str] = frozenset()):
         self.skills = skills
         self.schema = plan_schema(tuple(skills))
         self.max_tokens = worst_case_tokens(self.schema)
+        self.effect_tools = effect_tools
+        """Tools that change the user's data: a replan never chooses a skill that binds one."""
 
     def untried(self, tried: Sequence[str]) -> tuple[str, ...]:
-        """The skills a replan may still choose."""
-        return tuple(name for name in self.skills if name not in tried)
+        """The skills a replan may still choose: not tried yet, and only looking things up (a
+        question that found nothing is never turned into an action: seen, "When did I last go
+        skiing?" replanned to remember_this)."""
+        return tuple(name for name, skill in self.skills.items()
+                     if name not in tried and not set(skill.tools) & self.effect_tools)
 
     async def plan(self, turn: TurnContext, tried: Sequence[str] = ()) -> Plan:
         """The first plan, or with `tried` a replan among the other skills (see the module docstring)."""

@@ -59,7 +59,8 @@ class Harness:
     """Append each answered question and its answer to the memory log (kind chat)."""
 
     def __post_init__(self) -> None:
-        self.planner = Planner(self.skills)
+        effects = frozenset(n for n, t in self.toolbox.tools.items() if t.manifest.has_effect)
+        self.planner = Planner(self.skills, effects)
         self.follower = Follower(self.toolbox, self.constrain_l2)
 
     async def static_heads(self) -> list[str]:
