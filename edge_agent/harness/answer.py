@@ -4,8 +4,10 @@ Order: a located file, else notes, else calendar events or memory, else the date
 the plan needed no tools) L2's own text. The leading tier's exact bytes, followed by any lower
 tier's, are the facts an answer must be grounded in.
 - L2's final answer is the answer when it is grounded: every number and email it states is in
-  the facts, and it states at least one of their values (or the facts are only weak matches,
-  where "not found" is the honest reply). No second session re-reads what L2 already read.
+  the facts, and it states at least one of their values. No second session re-reads what L2
+  already read.
+- Near misses (weak matches only) are no answer: the user hears that nothing matched well, and
+  which entry came closest, without a generation.
 - Otherwise (a halt, a step limit, an ungrounded answer) one synthesis generation with a tight
   token cap answers from the facts, fitted to the window by relevance to the question.
 - Where no generation is needed or none is left in the budget (a date, a timeout) the answer is
@@ -37,7 +39,7 @@ from edge_agent.tools.query_calendar import event_line
 log = logging.getLogger(__name__)
 
 NOT_FOUND = "I could not find anything about that in your notes, files, calendar or memory."
-NEAR_MISSES = "I could not find anything that matches that well; the closest:"
+NEAR_MISSES = "I could not find anything that matches that well."
 WINDOW_MARGIN_TOKENS = 16  # slack for template tokens around the facts
 DETERMINISTIC_ITEMS = 3  # entries listed when answering without a generation
 NUMBER_RE = re.compile(r"\d+")
@@ -153,9 +155,10 @@ def select(channels: SideChannels, question: str) -> Selection | None:
     if channels.date:
         facts.append(date_answer(channels.date, question))
         sources.append("date")
+    if only_weak(channels):  # near misses are no answer: said so, with the one that came closest
+        answer = with_citation(NEAR_MISSES, channels, question, not_found=True, near_misses=True)
+        return Selection(sources, "\n\n".join(facts), answer, needs_generation=False)
     fallback = without_planted(" ".join(t.fallback for t in tiers))
-    if only_weak(channels):  # near misses are no answer; said so, with what came closest
-        fallback = f"{NEAR_MISSES} {fallback}"
     return Selection(sources, "\n\n".join(facts), fallback, tiers[0].attachment)
 
 
@@ -192,7 +195,7 @@ async def synthesize(turn: TurnContext, *, l2_text: str | None = None, no_tools:
         return Answer(NOT_FOUND)
     if not chosen.needs_generation:
         return Answer(chosen.fallback, chosen.sources, chosen.attachment)
-    if l2_text and usable(l2_text, chosen.facts, or_no_value=only_weak(turn.channels) and says_not_found(l2_text)):
+    if l2_text and usable(l2_text, chosen.facts):
         return _cited(turn, l2_text.strip(), chosen)
     if not turn.can_generate(turn.limits.answer_tokens):
         return Answer(chosen.fallback, chosen.sources, chosen.attachment)
@@ -214,8 +217,7 @@ async def synthesize(turn: TurnContext, *, l2_text: str | None = None, no_tools:
 def _cited(turn: TurnContext, text: str, chosen: Selection) -> Answer:
     """A model's answer with the exact entries it comes from (citation.py); the deterministic
     fallback needs none, it already is the exact text."""
-    quoted = with_citation(text, turn.channels, turn.question, not_found=says_not_found(text),
-                           near_misses=only_weak(turn.channels))
+    quoted = with_citation(text, turn.channels, turn.question, not_found=says_not_found(text))
     return Answer(quoted, chosen.sources, chosen.attachment)
 
 
@@ -264,11 +266,11 @@ def only_weak(channels: SideChannels) -> bool:
 
 def usable(answer: str, facts: str, *, or_no_value: bool = False) -> bool:
     """Whether an answer may go to the user as it is: grounded in the facts and stating one of
-    their values, or, with `or_no_value`, grounded alone. Both L2's answer and a synthesis get that
-    only when they say nothing was found — L2's only after weak matches (a "not found" beside strong
-    results goes to synthesis: L2 read the tools' summaries, synthesis reads the exact bytes, where
-    the answer may still be). Seen otherwise: a lone "{", a letter's sign-off, a stray markup tag —
-    grounded, since they hold no figure, yet no answer at all."""
+    their values, or, with `or_no_value`, grounded alone. A synthesis gets that only when it says
+    nothing was found; L2's answer never (a "not found" beside strong results goes to synthesis: L2
+    read the tools' summaries, synthesis reads the exact bytes, where the answer may still be).
+    Seen otherwise: a lone "{", a letter's sign-off, a stray markup tag — grounded, since they hold
+    no figure, yet no answer at all."""
     return grounded(answer, facts) and (or_no_value or states_a_value(answer, facts))
 
 

@@ -123,7 +123,6 @@ class Harness:
         every attempt found."""
         tried: list[str] = []
         end: FollowEnd | None = None
-        ends: list[FollowEnd] = []
         for attempt in range(1, MAX_ATTEMPTS + 1):
             if attempt > 1:
                 turn.reset_guards()
@@ -132,27 +131,13 @@ class Harness:
                 text = await answers.answer_without_tools(turn)
                 return FollowEnd("complete", text, ()), True
             end = await self.follower.run(turn, self.skills[plan.skill], plan.rationale, attempt)
-            ends.append(end)
             if turn.channels.usable and not answers.only_weak(turn.channels):
                 break
             tried.append(plan.skill)
             if not self.planner.untried(tried):
                 break
             log.info("request %s: attempt %d (%s) found nothing usable", turn.request_id, attempt, plan.skill)
-        return self._preferred(turn, ends) if ends else end, False
-
-    @staticmethod
-    def _preferred(turn: TurnContext, ends: list[FollowEnd]) -> FollowEnd:
-        """The last attempt's end, unless an earlier attempt answered with a value of what was
-        found and the last did not: a replan after near misses may find less than the first try
-        read in them ("Rent is £1,150 a month." from a weak note, then "could not find")."""
-        chosen = answers.select(turn.channels, turn.question)
-        if chosen is None:
-            return ends[-1]
-        for end in reversed(ends):
-            if end.kind == "complete" and end.answer and answers.usable(end.answer, chosen.facts):
-                return end
-        return ends[-1]
+        return end, False
 
     async def _answer_after(self, turn: TurnContext, generate: bool = True) -> answers.Answer:
         """Answer selection after a limit or failure: same order, deterministic if no time is left."""
