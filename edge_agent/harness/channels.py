@@ -11,6 +11,10 @@ from typing import Any
 from edge_agent.tools.base import ToolResult
 
 
+DATA_CHANNELS = ("files", "notes", "events", "memory")
+"""Channels of the user's own data (the rest is context: today's date, the device list)."""
+
+
 @dataclass
 class SideChannels:
     """Everything real tools found during one question (all attempts)."""

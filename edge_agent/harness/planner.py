@@ -68,19 +68,26 @@ def plan_tool(args: BaseModel, skills: dict[str, Skill]) -> None:
 class Planner:
     """Chooses a skill for a question."""
 
-    def __init__(self, skills: dict[str, Skill], effect_tools: frozenset[str] = frozenset()):
+    def __init__(self, skills: dict[str, Skill], effect_tools: frozenset[str] = frozenset(),
+                 data_tools: frozenset[str] | None = None):
         self.skills = skills
         self.schema = plan_schema(tuple(skills))
         self.max_tokens = worst_case_tokens(self.schema)
         self.effect_tools = effect_tools
         """Tools that change the user's data: a replan never chooses a skill that binds one."""
+        self.data_tools = data_tools
+        """Tools that search the user's data (None: every tool): a replan chooses a skill with one."""
 
     def untried(self, tried: Sequence[str]) -> tuple[str, ...]:
-        """The skills a replan may still choose: not tried yet, and only looking things up (a
-        question that found nothing is never turned into an action: seen, "When did I last go
-        skiing?" replanned to remember_this)."""
+        """The skills a replan may still choose: not tried yet, searching the user's data and
+        changing nothing. Seen: "When did I last go skiing?" replanned to remember_this (a
+        preview to save the question), a calendar question that found nothing replanned to
+        date_question (today's date, which nobody asked for)."""
+        def looks_up(skill: Skill) -> bool:
+            return self.data_tools is None or bool(set(skill.tools) & self.data_tools)
+
         return tuple(name for name, skill in self.skills.items()
-                     if name not in tried and not set(skill.tools) & self.effect_tools)
+                     if name not in tried and looks_up(skill) and not set(skill.tools) & self.effect_tools)
 
     async def plan(self, turn: TurnContext, tried: Sequence[str] = ()) -> Plan:
         """The first plan, or with `tried` a replan among the other skills (see the module docstring)."""

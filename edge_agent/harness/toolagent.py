@@ -22,6 +22,7 @@ from typing import Any
 from pydantic import BaseModel
 
 from edge_agent.harness import plumbing, prompts
+from edge_agent.harness.channels import DATA_CHANNELS
 from edge_agent.harness.effects import from_the_asker
 from edge_agent.harness.fitting import fit_relevant
 from edge_agent.harness.reserve import worst_case_tokens
@@ -80,7 +81,7 @@ async def execute(turn: TurnContext, toolbox: Toolbox, name: str, args: BaseMode
     turn.tracer.tool_ms += (time.perf_counter() - t0) * 1000
     turn.tools_called.append(name)
     added = turn.channels.add(result)
-    ok = result.found and (added or result.channel not in ("files", "notes", "events", "memory"))
+    ok = result.found and (added or result.channel not in DATA_CHANNELS)
     head = f"{name} ran with {args_json(args)}" if type(args).model_fields else f"{name} ran"
     body = f"{head}. It returned: {result.text}" if result.found else f"{head} and found nothing. {result.text}"
     text = fit_relevant(turn.model, body.strip(), turn.limits.tool_result_tokens, turn.question)

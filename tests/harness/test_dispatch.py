@@ -95,6 +95,7 @@ async def test_replan_resets_dedup_and_counters(make_harness):
     admitted = set(planner_calls[1].schema.model_json_schema()["properties"]["skill"]["enum"])
     assert "recall_conversation" not in admitted and "none" not in admitted and "person_facts" in admitted
     assert "remember_this" not in admitted  # a question that found nothing never becomes an action
+    assert "date_question" not in admitted  # nor an answer with today's date
     # The dispatch counter is per question, never reset: it records the order of dispatches.
     assert l3_roles(model) == ["l3.grep_memory.1", "l3.check_notebook.2", "l3.grep_memory.3", "l3.grep_memory.4",
                                "l3.check_notebook.5"]
