@@ -27,14 +27,12 @@ from typing import Any
 
 from edge_agent.harness import prompts
 from edge_agent.harness.channels import SideChannels
-from edge_agent.harness.citation import with_citation
+from edge_agent.harness.citation import event_text, with_citation
 from edge_agent.harness.fitting import FUNCTION_WORDS, WORD_RE, fit_relevant
 from edge_agent.harness.injection import is_planted, without_planted
 from edge_agent.harness.turn import TurnContext
-from edge_agent.store.recurrence import Occurrence
 from edge_agent.tools import dates
 from edge_agent.tools.current_date import payload_today
-from edge_agent.tools.query_calendar import event_line
 
 log = logging.getLogger(__name__)
 
@@ -116,7 +114,7 @@ def _tiers(channels: SideChannels) -> list[Selection]:
         if channels.events:
             sources.append("events")
             years = {str(e.get("start", ""))[:4] for e in channels.events}
-            lines += [_event_line(e, len(years) > 1) for e in channels.events]
+            lines += [event_text(e, len(years) > 1) for e in channels.events]
         if memory:
             sources.append("memory")
             lines += [f"- {m.get('when')} {m.get('who')} ({m.get('kind')}): {m.get('text')}{_weak_mark(m)}"
@@ -160,16 +158,6 @@ def select(channels: SideChannels, question: str) -> Selection | None:
         return Selection(sources, "\n\n".join(facts), answer, needs_generation=False)
     fallback = without_planted(" ".join(t.fallback for t in tiers))
     return Selection(sources, "\n\n".join(facts), fallback, tiers[0].attachment)
-
-
-def _event_line(e: dict[str, Any], with_year: bool) -> str:
-    """As the calendar tool writes an event (weekday, day, times: far fewer tokens than ISO
-    timestamps), with its notes."""
-    try:
-        line = event_line(Occurrence.from_payload(e), with_year)
-    except (KeyError, ValueError):  # a payload from elsewhere: its raw values
-        line = f"- {e.get('title')}: {e.get('start')} to {e.get('end')}"
-    return line + (f" — {e['notes']}" if e.get("notes") else "")
 
 
 def date_answer(payload: dict[str, Any], question: str) -> str:

@@ -61,11 +61,13 @@ def _memory_text(m: dict[str, Any]) -> str:
     return f"{when} {m.get('who')} ({m.get('kind')}): {m.get('text')}"
 
 
-def _event_text(e: dict[str, Any], with_year: bool) -> str:
+def event_text(e: dict[str, Any], with_year: bool) -> str:
+    """One event as the calendar tool writes it, with its notes (a price, who brings what)."""
     try:
-        return event_line(Occurrence.from_payload(e), with_year)
+        line = event_line(Occurrence.from_payload(e), with_year)
     except (KeyError, ValueError):  # a payload from elsewhere: its raw values
-        return f"- {e.get('title')}: {e.get('start')} to {e.get('end')}"
+        line = f"- {e.get('title')}: {e.get('start')} to {e.get('end')}"
+    return line + (f" — {e['notes']}" if e.get("notes") else "")
 
 
 def _series_key(e: dict[str, Any]) -> tuple | None:
@@ -75,21 +77,21 @@ def _series_key(e: dict[str, Any]) -> tuple | None:
     except (KeyError, ValueError):
         return None
     if occ.all_day:
-        return (occ.title, occ.location, "all day") if occ.end == occ.start else None
+        return (occ.title, occ.location, "all day", occ.notes) if occ.end == occ.start else None
     if occ.end.date() != occ.start.date():
         return None
-    return (occ.title, occ.location, f"{occ.start:%H:%M}-{occ.end:%H:%M}")
+    return (occ.title, occ.location, f"{occ.start:%H:%M}-{occ.end:%H:%M}", occ.notes)
 
 
 def _series_line(group: list[dict[str, Any]], with_year: bool) -> str:
     if len(group) == 1:
-        return _event_text(group[0], with_year)
-    title, location, times = _series_key(group[0])  # type: ignore[misc]
+        return event_text(group[0], with_year)
+    title, location, times, notes = _series_key(group[0])  # type: ignore[misc]
     first = [Occurrence.from_payload(e).start for e in group]
     days = ", ".join(day_label(d if isinstance(d, date) and not isinstance(d, datetime) else d.date(), with_year)
                      for d in first)
     when = f"{days} (all day)" if times == "all day" else f"{days} {times}"
-    return f"- {title} — {when}" + (f" @ {location}" if location else "")
+    return f"- {title} — {when}" + (f" @ {location}" if location else "") + (f" — {notes}" if notes else "")
 
 
 def _events(events: list[dict[str, Any]], lead: str, question: str) -> list[str]:

@@ -4,8 +4,8 @@ remember adds to the user's notebook. A small model crafting the note keeps the 
 training and fills in a value of its own ("The user's locker number is 4417." for "my locker is
 112"); the preview would show it and a hurried confirm would store it. So each text argument of an
 effect is checked against the question before it is previewed: a number or email the asker did not
-write, a number they gave that is missing, or a text that keeps less than KEEP_SHARE of the asker's
-content words, is replaced by the
+write, a number, name or quoted value they gave that is missing, or a text that keeps less than
+KEEP_SHARE of the asker's content words, is replaced by the
 asker's own sentence with the request phrase ("remember that", "make a note:") taken off. The
 asker still sees the exact preview and confirms it; nothing is written before that.
 """
@@ -14,11 +14,12 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from edge_agent.harness.fitting import content_words
+from edge_agent.harness.fitting import FUNCTION_WORDS, WORD_RE, content_words
 
 KEEP_SHARE = 0.5  # a crafted text must keep at least this share of the asker's content words
 NUMBER_RE = re.compile(r"\d+")
 EMAIL_RE = re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+")
+QUOTED_RE = re.compile(r"['\"\u2018\u201c]([^'\"\u2019\u201d]{2,60})['\"\u2019\u201d](?!\w)")
 REQUEST_RE = re.compile(
     r"^\s*(?:(?:please|pls|can you|could you|would you|hey|hi|ok|okay|oh|and)[\s,]+)*"
     r"(?:remember|note|make a note|take a note|add a note|jot down|jot|keep in mind|save|store|write down|"
@@ -36,11 +37,20 @@ def asker_words(question: str) -> str:
     return text if text.endswith((".", "!", "?")) else f"{text}."
 
 
+def names(text: str) -> set[str]:
+    """The asker's values that are not numbers: quoted phrases and capitalised words past the first."""
+    quoted = {q.strip().lower() for q in QUOTED_RE.findall(text) if q.strip()}
+    words = WORD_RE.findall(text)
+    return quoted | {w.lower() for w in words[1:] if w[0].isupper() and w.lower() not in FUNCTION_WORDS}
+
+
 def grounded_in(text: str, question: str) -> bool:
-    """Whether `text` states nothing the asker did not (numbers, emails), keeps every number they
-    gave and enough of their words."""
-    asked = question.lower()
-    if set(NUMBER_RE.findall(text)) != set(NUMBER_RE.findall(asker_words(question))):
+    """Whether `text` states nothing the asker did not (numbers, emails), keeps every number, name
+    and quoted value they gave, and enough of their words."""
+    asked, fact = question.lower(), asker_words(question)
+    if set(NUMBER_RE.findall(text)) != set(NUMBER_RE.findall(fact)):
+        return False
+    if any(name not in text.lower() for name in names(fact)):
         return False
     if any(e not in asked for e in EMAIL_RE.findall(text.lower())):
         return False

@@ -55,7 +55,8 @@ async def _run_hidden(turn: TurnContext, toolbox: Toolbox, name: str) -> Any:
 async def l3_dates(turn: TurnContext, toolbox: Toolbox, instruction: str) -> tuple[str | None, str]:
     """For a tool that takes dates: the day's ranges (its L3 head) and the days this request names
     (prompts.date_hints), from current_date run once per question; (None, "") without a date."""
-    payload = await _run_hidden(turn, toolbox, DATE_TOOL)
+    # L2 may have called current_date itself: its payload serves, with no second run.
+    payload = turn.channels.date or await _run_hidden(turn, toolbox, DATE_TOOL)
     if not isinstance(payload, dict):
         return None, ""
     today = payload_today(payload)

@@ -95,3 +95,9 @@ def test_a_repeating_event_is_one_line_with_its_days():
     text = citation(SideChannels(events=[*swims, event("Dentist", 24)]), "", "What's on this month?")
     assert text.split("\n")[1:] == ["- Saturday swim — Sat 7 Nov, Sat 14 Nov, Sat 21 Nov 08:00-09:00",
                                     "- Dentist — Tue 24 Nov 10:00-11:00"]
+
+
+def test_an_events_notes_are_quoted_with_it():
+    quiz = {**event("Charity quiz night", 4, 19), "notes": "£5 a head, teams of six"}
+    text = citation(SideChannels(events=[quiz]), "Fri 4 Dec.", "How much is the quiz night?")
+    assert text.endswith("Charity quiz night — Wed 4 Nov 19:00-20:00 — £5 a head, teams of six")

@@ -32,6 +32,16 @@ def test_a_crafted_note_must_state_only_the_askers_values(note, ok):
     assert grounded_in(note, question) is ok
 
 
+@pytest.mark.parametrize("note, ok", [
+    ("The book club pick for January is 'Orbital'.", True),
+    ("The user's book club pick for January is Orbital.", True),
+    ("The book club pick is a member of the team who voted for the winner.", False),  # the title is gone
+    ("The book club pick for June is 'Orbital'.", False),  # a name the asker did not give, one they did missing
+])
+def test_names_and_quoted_values_are_kept(note, ok):
+    assert grounded_in(note, "Note that the book club pick for January is 'Orbital'.") is ok
+
+
 def test_only_ungrounded_texts_are_replaced():
     q = "Remember that Mum's favourite flowers are white roses"
     assert from_the_asker({"note": "The user's mum's favourite flowers are white roses."}, q) == \

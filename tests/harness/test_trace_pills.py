@@ -126,6 +126,16 @@ async def test_calendar_l3_gets_concrete_date_ranges(make_harness):
     assert l3.schema is not None and set(l3.schema.model_fields) == {"start", "end"}
 
 
+async def test_a_date_l2_already_fetched_serves_the_calendar_with_no_second_run(make_harness):
+    model = role_model(planner=[plan("calendar_question")],
+                       l2=[call("current_date", "today"), call("queryCalendar", "next week"), answer("ok")],
+                       l3={"queryCalendar": [{"start": "2026-11-09", "end": "2026-11-15"}]})
+    out = await make_harness(model).ask("What's on next week?", request_id="r6b")
+    assert out.tools_called == ["current_date", "queryCalendar"] and out.pills == ["Date", "Calendar"]
+    l3 = next(c for c in model.calls if c.role.startswith("l3.queryCalendar"))
+    assert "Today is Monday 2026-11-02." in l3.prompt
+
+
 async def test_calendar_l3_reads_the_days_the_request_names(make_harness):
     model = role_model(planner=[plan("calendar_question")],
                        l2=[call("queryCalendar", "events on 24 November"), call("queryCalendar", "the dentist"),
