@@ -5,11 +5,12 @@ that week's Saturday and Sunday. "this/next/last Friday" is Friday of this/next/
 bare "Friday" is this week's; "the Friday just gone" is the nearest Friday before today and "this
 coming Friday" the nearest after it; "a week on Friday" / "Friday week" is a week after that.
 A date without a year ("3 December") is the nearest such date; a day of the month without a
-month ("the 3rd") is the next one on or after today; "the next 3 days" starts tomorrow and "the
-last 3 days" ends yesterday. Holidays on a fixed day or tied to Easter are the nearest one; days
-that differ by country ("Mother's Day", UK or US) and wordings that name no single date ("3/12",
-day or month first?) are unresolved. A phrase that carries a date word ("the end of the month",
-"in a few days") but matches no row is reported unresolved too: never guessed.
+month ("the 3rd") is the next one on or after today; "the next 3 days" starts tomorrow, "the
+last 3 days" ends yesterday and "the rest of the month" runs from today to its end. Holidays on
+a fixed day or tied to Easter are the nearest one; days that differ by country ("Mother's Day",
+UK or US) and wordings that name no single date ("3/12", day or month first?) are unresolved.
+A phrase that carries a date word ("the end of the month", "in a few days") but matches no row
+is reported unresolved too: never guessed.
 """
 from __future__ import annotations
 
@@ -123,6 +124,14 @@ def _weekend(today: date, weeks: int) -> Span:
 def _week(today: date, weeks: int) -> Span:
     monday = _monday(today) + weeks * WEEK
     return Span(monday, monday + timedelta(days=6))
+
+
+def _rest_of(m: re.Match, today: date) -> Span:
+    """"the rest of this week/month/year": today to the end of that period."""
+    unit = m.group("unit").lower()
+    whole = (_week(today, 0) if unit == "week" else _month(today.year, today.month) if unit == "month"
+             else Span(date(today.year, 1, 1), date(today.year, 12, 31)))
+    return Span(today, whole.last)
 
 
 def _add_months(year: int, month: int, months: int) -> tuple[int, int]:
@@ -304,10 +313,12 @@ TABLE: tuple[Phrasing, ...] = (
     Phrasing("nth_week_in_month",
              _p(rf"(?:the\s+)?(?:first|second|third|fourth|last)\s+week\s+(?:of|in)\s+{_MONTH_REF}"),
              lambda m, t: None),  # which week (the one holding the 1st? the first whole one?) is not guessed
-    Phrasing("holiday", _p(r"(?:the\s+)?fourth\s+of\s+july|christmas\s+(?:eve|day)|christmas|boxing\s+day|hogmanay"
-                           rf"|new\s+year{_APOS}s?\s+(?:eve|day)|valentine{_APOS}s(?:\s+day)?|hallowe{_APOS}en"
-                           r"|bonfire\s+night|guy\s+fawkes\s+night|independence\s+day|good\s+friday"
-                           r"|easter(?:\s+sunday|\s+monday)?|mothering\s+sunday"), _holiday),
+    # A holiday followed by a noun names an event, not the day ("the Christmas party" may be on the 18th).
+    Phrasing("holiday", re.compile(_p(r"(?:the\s+)?fourth\s+of\s+july|christmas\s+(?:eve|day)|christmas|boxing\s+day"
+                                      rf"|hogmanay|new\s+year{_APOS}s?\s+(?:eve|day)|valentine{_APOS}s(?:\s+day)?"
+                                      rf"|hallowe{_APOS}en|bonfire\s+night|guy\s+fawkes\s+night|independence\s+day"
+                                      r"|good\s+friday|easter(?:\s+sunday|\s+monday)?|mothering\s+sunday").pattern
+                                   + _NOT_A_NOUN, re.IGNORECASE), _holiday),
     Phrasing("ambiguous_day", _p(AMBIGUOUS_DAYS), lambda m, t: None),
     Phrasing("day_month", _p(rf"(?:the\s+)?(?P<d>[0-3]?\d)(?:st|nd|rd|th)?\s+(?:of\s+)?{_MON}(?:,?\s+(?P<y>\d{{4}}))?"),
              _explicit),
@@ -346,6 +357,7 @@ TABLE: tuple[Phrasing, ...] = (
     Phrasing("weekend_rel", _p(r"(?P<rel>this\s+coming|the\s+coming|this|next|last)\s+weekend"),
              lambda m, t: _weekend(t, _rel(m))),
     Phrasing("weekend", _p(r"(?:at|on|over|for)\s+the\s+weekend"), lambda m, t: _weekend(t, 0)),
+    Phrasing("rest_of", _p(r"(?:the\s+)?(?:rest|remainder)\s+of\s+(?:this|the)\s+(?P<unit>week|month|year)"), _rest_of),
     Phrasing("week_after_next", _p(r"(?:the\s+)?week\s+after\s+next"), lambda m, t: _week(t, 2)),
     Phrasing("week_before_last", _p(r"(?:the\s+)?week\s+before\s+last"), lambda m, t: _week(t, -2)),
     Phrasing("within_next", _p(rf"(?:the\s+)?(?:next|coming|following)\s+{_AMOUNT}\s+{_UNITS}"),

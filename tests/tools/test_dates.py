@@ -115,6 +115,9 @@ CASES = [
     ("the coming two weeks", "2026-11-19", "2026-12-02"),
     ("the last 3 days", "2026-11-15", "2026-11-17"),  # up to yesterday
     ("the past month", "2026-10-18", "2026-11-17"),
+    ("the rest of this month", "2026-11-18", "2026-11-30"),  # from today
+    ("rest of the week", "2026-11-18", "2026-11-22"),
+    ("the remainder of the year", "2026-11-18", "2026-12-31"),
     ("Christmas", "2026-12-25", None),
     ("Christmas Eve", "2026-12-24", None),
     ("Boxing Day", "2026-12-26", None),
@@ -152,7 +155,8 @@ UNRESOLVED = [
     "the last week of November", "Mother's Day", "the bank holiday", "2026-02-30",
 ]
 NOT_DATES = ["the 3rd floor", "my 2nd draft", "what's the date?", "Sundays are quiet", "every Monday",
-             "twice a week", "once a month", "every other Tuesday", "which day of the week?"]
+             "twice a week", "once a month", "every other Tuesday", "which day of the week?",
+             "the Christmas party", "our Halloween costumes", "the Easter egg hunt"]
 NEVER_RESOLVE = {"nth_week_in_month", "ambiguous_day"}  # rows that exist to say "not guessed"
 
 
