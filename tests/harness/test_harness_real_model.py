@@ -54,7 +54,8 @@ async def test_free_questions_end_in_an_exit_kind(real_model, settings):
             assert out.exit_kind in EXIT_KINDS and out.exit_kind != "error", (question, out.error)
             assert out.answer.strip()
             assert pills == out.pills
-            assert len(pills) == len(out.tools_called)  # one pill for every real tool run
+            runs = [p for p in pills if not p.endswith(": weak match")]  # a near miss adds a second pill
+            assert len(runs) == len(out.tools_called)  # one pill for every real tool run
             if out.exit_kind == "needs_confirmation":
                 assert out.pending is not None and out.pending.preview in out.answer
             rows = await load_traces(assistant.harness.db, f"real{i}")
