@@ -113,21 +113,31 @@ def l3_messages(manifest: ToolManifest, args_model: type[BaseModel], instruction
 
 
 OPEN_RANGE_DAYS = (-30, 90)  # no day named ("where is the book launch?"): a month back to three months ahead
+NO_DAY_NAMED = "no day named"  # how the Dates line gives the open range
+
+
+def open_range(today: date) -> tuple[date, date]:
+    """The days searched when a request names none: OPEN_RANGE_DAYS around today."""
+    first, last = (today + timedelta(days=d) for d in OPEN_RANGE_DAYS)
+    return first, last
 
 
 def date_hints(instruction: str, question: str, today: date) -> str:
     """The days the date phrases of an L3 request mean, resolved by the one date resolver.
 
-    The instruction's phrases are used, else the question's (L2 may leave the day out of its
-    words); with none at all, the open range OPEN_RANGE_DAYS around today. A small model copies
-    a written range far more reliably than it does calendar arithmetic; a phrase the resolver
-    cannot work out is named as such, never guessed.
+    The asker's own phrases that resolve come first: L2 rewords them, and the small model's
+    rewording drifted ("the week of" for "last week", "the next month" for "the rest of this
+    month", an invented 2019-04-01 for "last month"). When the question names no day the
+    instruction's phrases are used (a second call may name a day the first call found), and with
+    none at all the open range OPEN_RANGE_DAYS around today. A small model copies a written range
+    far more reliably than it does calendar arithmetic; a phrase the resolver cannot work out is
+    named as such, never guessed.
     """
-    found = dates.resolve_all(instruction, today) or dates.resolve_all(question, today)
+    found = [r for r in dates.resolve_all(question, today) if r.span is not None] \
+        or dates.resolve_all(instruction, today)
     parts = [f"{r.phrase}: {dates.span_text(r.span.first, r.span.last) if r.span else 'unknown'}" for r in found]
     if not any(r.span is not None for r in found):
-        first, last = (today + timedelta(days=d) for d in OPEN_RANGE_DAYS)
-        parts.append(f"no day named: {dates.span_text(first, last)}")
+        parts.append(f"{NO_DAY_NAMED}: {dates.span_text(*open_range(today))}")
     return "Dates: " + "; ".join(dict.fromkeys(parts))
 
 

@@ -17,10 +17,21 @@ def test_an_explicit_day_and_a_relative_range_are_written_out():
     assert both == "Dates: tomorrow: 2026-11-19; next Friday: 2026-11-27"
 
 
-def test_the_question_fills_in_when_the_instruction_names_no_day():
+def test_the_askers_own_day_comes_first():
     assert date_hints("the dentist appointment", "is the dentist on the 24th?", TODAY) == "Dates: the 24th: 2026-11-24"
-    # the instruction's own day wins over the question's
-    assert date_hints("events on 3 December", "what about next week", TODAY) == "Dates: 3 December: 2026-12-03"
+    # L2's rewording of the asker's phrase does not replace it (each seen with the bundled model)
+    assert date_hints("the calendar for the week of", "What did I have on last week?", TODAY) == \
+        "Dates: last week: 2026-11-09 to 2026-11-15"
+    assert date_hints("the calendar for the next month", "What's left for the rest of this month?", TODAY) == \
+        "Dates: the rest of this month: 2026-11-18 to 2026-11-30"
+    assert date_hints("events on 2019-04-01", "What was on last month?", TODAY) == \
+        "Dates: last month: 2026-10-01 to 2026-10-31"
+
+
+def test_the_instructions_day_is_used_when_the_asker_named_none():
+    # a second call names the day the first one found ("when is Tom's birthday, and what's on then?")
+    assert date_hints("events on 14 November", "When is Tom's birthday, and what's on then?", TODAY) == \
+        "Dates: 14 November: 2026-11-14"
 
 
 def test_no_day_at_all_gives_the_open_range():
