@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import functools
 import logging
+import re
 import time
 from dataclasses import dataclass
 from typing import Literal, Union
@@ -33,6 +34,19 @@ INSTRUCTION_CHARS = 120  # one plain-language request
 ANSWER_CHARS = 200  # L2's answer: what the user gets when it is grounded in the side channels
 MALFORMED_TEXT = ('That reply was not valid. Reply with {"call_tool": {"tool": ..., "instruction": ...}} '
                   'or {"answer": ...} only.')
+
+
+# A second question joined to the first: "Who's my plumber, and can you find his invoice?",
+# "When is it? And where?". Each part may need its own source, so one find is not the end.
+SECOND_QUESTION_RE = re.compile(
+    r"(?:,\s*|\?\s*|;\s*|\s)(?:and|also|plus)(?:\s+also)?,?\s+(?:what|what's|whats|when|when's|where|where's|who|who's|"
+    r"whose|which|how|why|can|could|would|will|is|are|was|were|does|did|do|has|have|had)\b"
+    r"|\?\s+(?=\w)", re.IGNORECASE)
+
+
+def asks_two_things(question: str) -> bool:
+    """Whether a question joins a second question to the first (see SECOND_QUESTION_RE)."""
+    return SECOND_QUESTION_RE.search(question.strip()) is not None
 
 
 class CallToolArgs(BaseModel):
@@ -159,13 +173,14 @@ class Follower:
             stop = turn.begin_step(messages, L2_STEP_MAX_TOKENS)
             if stop is not None:
                 return FollowEnd("step_limit", None, tuple(steps), stop)
-            schema = step_schema(*self._next_step(names, steps)) if self.constrain else L2Step
+            schema = step_schema(*self._next_step(names, steps, turn.question)) if self.constrain else L2Step
             static = None if steps else prompts.l2_static(skill.steps_text(), exposed)
             end = await self._step(turn, dispatch, messages, steps, session, schema, static)
             if end is not None:
                 return FollowEnd(end[0], end[1], tuple(steps), end[2])
 
-    def _next_step(self, names: tuple[str, ...], steps: list[StepRecord]) -> tuple[tuple[str, ...], bool]:
+    def _next_step(self, names: tuple[str, ...], steps: list[StepRecord],
+                   question: str = "") -> tuple[tuple[str, ...], bool]:
         """The tools the next step may name, and whether it must be a call.
 
         Until a lookup tool has found something, a step must be a call, and once one came back empty
@@ -174,13 +189,17 @@ class Follower:
         find" after the first empty result (seen with the bundled model). When all were tried, L2 may
         answer. Today's date (a "date" channel tool) is context for the next call, not an answer, so it
         counts as neither: the adapter called current_date for "what's on 20 November?" and answered
-        with the date. A skill that ends with it says so (stop_after)."""
+        with the date. A skill that ends with it says so (stop_after). A question in two parts
+        (asks_two_things) has each lookup tool tried once even after a find: the adapter answered
+        "who's my plumber, and can you find his invoice?" from the notebook alone."""
         tools = self.toolbox.tools
         lookups = tuple(n for n in names if n in tools and tools[n].manifest.channel != DATE_CHANNEL)
-        if any(s.kind == "ok" and s.result_tool in lookups for s in steps):
-            return names, False
         tried = {s.result_tool for s in steps if s.result_tool}
         untried = tuple(n for n in lookups if n not in tried)
+        if any(s.kind == "ok" and s.result_tool in lookups for s in steps):
+            if untried and asks_two_things(question):
+                return untried, True
+            return names, False
         if not tried & set(lookups):
             return names, bool(untried) or not tried  # nothing looked up yet: any call
         return (untried, True) if untried else (names, False)

@@ -8,6 +8,7 @@ import pytest
 from harness_kit import LEO_BODY, answer, call, plan, role_model
 from edge_agent.harness.answer import NEAR_MISSES
 from edge_agent.harness.dispatch import unknown_tool_text
+from edge_agent.harness.follower import asks_two_things
 from edge_agent.harness.toolbox import normalise_tool_name
 from edge_agent.tools.base import DUPLICATE_NUDGE
 from edge_agent.tools.registry import build_tools
@@ -223,3 +224,31 @@ async def test_a_lookup_that_found_something_lets_l2_answer(make_harness):
     await make_harness(model).ask("When is Leo's birthday?", request_id="rg")
     l2_schemas = [c.schema for c in model.calls if c.role == "l2"]
     assert len(l2_schemas) == 2 and l2_schemas[1].model_validate({"answer": "3 May"})
+
+
+@pytest.mark.parametrize("question, two", [
+    ("Who's my plumber, and can you find his invoice?", True),
+    ("What's Leo's partner called and what did he say he's bringing?", True),
+    ("When is the party? And where?", True),
+    ("Where does Tom teach; also, which book did he lend me?", True),
+    ("What did Tom and Leo say about the trip?", False),
+    ("When are Mum and Dad arriving?", False),
+    ("What's on between Tuesday and Thursday?", False),
+    ("Which bills are due next week?", False),
+])
+def test_asks_two_things(question, two):
+    assert asks_two_things(question) is two
+
+
+async def test_a_question_in_two_parts_tries_the_other_lookup_even_after_a_find(make_harness):
+    model = role_model(planner=[plan("person_facts")],
+                       l2=[call("check_notebook", "Leo's birthday"), call("grep_memory", "Leo visit"), answer("3 May")],
+                       l3={"check_notebook": [{"query": "Leo birthday"}], "grep_memory": [{"query": "Leo visit"}]},
+                       synth="Leo's birthday is 3 May.")
+    await make_harness(model).ask("When is Leo's birthday, and what did he say about his visit?", request_id="rh")
+    l2_schemas = [c.schema for c in model.calls if c.role == "l2"]
+    assert len(l2_schemas) == 3
+    with pytest.raises(ValueError):
+        l2_schemas[1].model_validate({"answer": "3 May"})  # one part found: the other part still needs its call
+    assert l2_schemas[1].model_validate({"call_tool": {"tool": "grep_memory", "instruction": "Leo visit"}})
+    assert l2_schemas[2].model_validate({"answer": "3 May"})  # both tried: may answer
