@@ -13,6 +13,8 @@ from edge_agent.tools.base import ToolResult
 
 DATA_CHANNELS = ("files", "notes", "events", "memory")
 """Channels of the user's own data (the rest is context: today's date, the device list)."""
+EVENTS_CHANNEL = "events"
+"""The calendar's channel."""
 
 
 @dataclass

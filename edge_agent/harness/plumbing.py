@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import logging
 import re
+from dataclasses import dataclass
+from datetime import date
 from typing import Any
 
 from pydantic import BaseModel
@@ -52,16 +54,28 @@ async def _run_hidden(turn: TurnContext, toolbox: Toolbox, name: str) -> Any:
     return turn.memo[name]
 
 
-async def l3_dates(turn: TurnContext, toolbox: Toolbox, instruction: str) -> tuple[str | None, str]:
-    """For a tool that takes dates: the day's ranges (its L3 head) and the days this request names
-    (prompts.date_hints), from current_date run once per question; (None, "") without a date."""
+@dataclass(frozen=True)
+class L3Dates:
+    """What a tool that takes dates is told about them."""
+
+    context: str | None = None
+    """The day's ranges (the L3 head's date context); None without a date."""
+    named: str = ""
+    """The days this request names (prompts.date_hints)."""
+    open_range: tuple[date, date] | None = None
+    """The days to search when the request names none (prompts.open_range), else None."""
+
+
+async def l3_dates(turn: TurnContext, toolbox: Toolbox, instruction: str) -> L3Dates:
+    """For a tool that takes dates: its date context, from current_date run once per question."""
     # L2 may have called current_date itself: its payload serves, with no second run.
     payload = turn.channels.date or await _run_hidden(turn, toolbox, DATE_TOOL)
     if not isinstance(payload, dict):
-        return None, ""
+        return L3Dates()
     today = payload_today(payload)
     named = prompts.date_hints(instruction, turn.question, today) if today else ""
-    return prompts.date_context(payload, turn.model.count_tokens), named
+    unnamed = prompts.open_range(today) if today and prompts.NO_DAY_NAMED in named else None
+    return L3Dates(prompts.date_context(payload, turn.model.count_tokens), named, unnamed)
 
 
 async def todays_date_context(toolbox: Toolbox, count_tokens) -> str | None:

@@ -12,17 +12,18 @@ paraphrase the harness must not trust anyway. The exact payload goes to the side
 from __future__ import annotations
 
 import dataclasses
+import functools
 import json
 import logging
 import re
 import time
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Callable
 
 from pydantic import BaseModel
 
-from edge_agent.harness import plumbing, prompts
-from edge_agent.harness.channels import DATA_CHANNELS
+from edge_agent.harness import by_name, plumbing, prompts
+from edge_agent.harness.channels import DATA_CHANNELS, EVENTS_CHANNEL
 from edge_agent.harness.effects import from_the_asker
 from edge_agent.harness.fitting import fit_relevant
 from edge_agent.harness.reserve import worst_case_tokens
@@ -62,8 +63,10 @@ def args_json(args: BaseModel) -> str:
     return json.dumps(args.model_dump(mode="json"), ensure_ascii=False, separators=(", ", ": "))
 
 
-async def execute(turn: TurnContext, toolbox: Toolbox, name: str, args: BaseModel, role: str) -> ToolReport:
-    """Run a real tool once (after the effect check), feed the side channels, emit its pill."""
+async def execute(turn: TurnContext, toolbox: Toolbox, name: str, args: BaseModel, role: str,
+                  narrow: Callable[[ToolResult], ToolResult] | None = None) -> ToolReport:
+    """Run a real tool once (after the effect check), feed the side channels, emit its pill.
+    `narrow`, when given, keeps part of the result before anything reads it."""
     manifest = toolbox.manifest(name)
     if manifest.has_effect:
         dumped = _from_the_asker(toolbox, name, args.model_dump(mode="json"), turn.question)
@@ -73,6 +76,8 @@ async def execute(turn: TurnContext, toolbox: Toolbox, name: str, args: BaseMode
     t0 = time.perf_counter()
     try:
         result = await tool(args, toolbox.ctx)
+        if narrow is not None:
+            result = narrow(result)
     except ToolError as err:  # the tool's complaint is for the model to read, not a crash
         turn.tracer.tool_ms += (time.perf_counter() - t0) * 1000
         turn.tools_called.append(name)
@@ -116,10 +121,10 @@ class ToolAgent:
         role = f"l3.{name}.{turn.next_dispatch()}"
         if not tool.Args.model_fields:
             return await self._run_without_generation(turn, name, instruction, role)
-        date_text, named = await plumbing.l3_dates(turn, self.toolbox, instruction) if plumbing.wants_dates(tool.Args) \
-            else (None, "")
-        messages = prompts.l3_messages(manifest, tool.Args, instruction, date_text, named)
-        static = prompts.l3_static(manifest, tool.Args, date_text)
+        dates = await plumbing.l3_dates(turn, self.toolbox, instruction) if plumbing.wants_dates(tool.Args) \
+            else plumbing.L3Dates()
+        messages = prompts.l3_messages(manifest, tool.Args, instruction, dates.context, dates.named)
+        static = prompts.l3_static(manifest, tool.Args, dates.context)
         try:
             args, raw, _ = await turn.structured(role, messages, tool.Args, max_tokens=l3_max_tokens(tool.Args),
                                                  bound_tools=[name], input=instruction, tool=name, head=static)
@@ -134,7 +139,14 @@ class ToolAgent:
             scope = (await plumbing.device_scope(turn, self.toolbox, instruction) if turn.device
                      else named_devices(getattr(args, plumbing.DEVICES_FIELD), f"{instruction} {turn.question}"))
             args = args.model_copy(update={plumbing.DEVICES_FIELD: scope})
-        report = await execute(turn, self.toolbox, name, args, role)
+        narrow = None
+        if dates.open_range and manifest.channel == EVENTS_CHANNEL and {"start", "end"} <= set(tool.Args.model_fields):
+            # No day named: the whole open range is read, and searched by name (by_name.py).
+            first, last = dates.open_range
+            args = args.model_copy(update={"start": first.isoformat(), "end": last.isoformat()})
+            span = f"{first.isoformat()} to {last.isoformat()}"
+            narrow = functools.partial(by_name.about, question=turn.question, span=span)
+        report = await execute(turn, self.toolbox, name, args, role, narrow)
         self._amend_trace(turn, raw, args, report)
         return report
 

@@ -1,0 +1,66 @@
+"""A calendar question that names no day: the open range, searched by the asker's words."""
+from __future__ import annotations
+
+from datetime import date
+
+from harness_kit import answer, call, plan, role_model
+from edge_agent.harness.by_name import about, topic_terms
+from edge_agent.store.recurrence import EventRecord
+from edge_agent.tools.base import ToolResult
+
+
+def event(title: str, day: str, location: str = "", notes: str = "") -> dict:
+    return {"uid": title, "title": title, "start": day, "end": day, "all_day": True, "location": location,
+            "notes": notes}
+
+
+EVENTS = [event("Pottery class", "2026-11-03", "Clayworks Studio"), event("Clocks go back", "2026-10-25"),
+          event("Book launch", "2026-11-20", "Foyles", "Signed copies £12"),
+          event("Fernleaf Christmas party", "2026-12-18", "The Lantern Rooms"),
+          event("Christmas at Mum's", "2026-12-24")]
+SPAN = "2026-10-03 to 2027-01-31"
+
+
+def calendar(events: list[dict]) -> ToolResult:
+    return ToolResult(f"{len(events)} events", events, channel="events", pill="Calendar")
+
+
+def test_the_events_that_mention_the_most_of_the_askers_words_are_kept():
+    out = about(calendar(EVENTS), "Where's the Fernleaf Christmas party?", SPAN)
+    assert [e["title"] for e in out.payload] == ["Fernleaf Christmas party"]  # not "Christmas at Mum's"
+    assert out.found and out.text.splitlines()[0] == "1 events mentioning fernleaf, christmas, party, " + SPAN + ":"
+    assert "The Lantern Rooms" in out.text
+    # notes and places count as the event's words
+    assert [e["title"] for e in about(calendar(EVENTS), "How much are the signed copies?", SPAN).payload] == \
+        ["Book launch"]
+
+
+def test_no_event_mentioning_the_words_is_nothing_found():
+    out = about(calendar(EVENTS), "When did I last go skiing?", SPAN)  # "go" is no name: not "Clocks go back"
+    assert not out.found and out.payload == [] and out.text == f"No events between {SPAN} mention skiing."
+
+
+def test_a_question_about_the_calendar_itself_keeps_every_event():
+    assert topic_terms("What's coming up on my calendar?") == []
+    out = about(calendar(EVENTS), "What's coming up on my calendar?", SPAN)
+    assert out.payload == EVENTS
+
+
+async def test_with_no_day_named_the_harness_reads_the_open_range_whatever_l3_wrote(make_harness, store):
+    await store.calendar.upsert(EventRecord("launch", "Book launch", date(2026, 11, 20), date(2026, 11, 21), True,
+                                            location="Foyles"))
+    await store.calendar.upsert(EventRecord("swim", "Swim", date(2026, 11, 21), date(2026, 11, 22), True))
+    model = role_model(planner=[plan("calendar_question")], l2=[call("queryCalendar", "the book launch"),
+                                                                answer("Foyles")],
+                       l3={"queryCalendar": [{"start": "2026-12-25", "end": "2026-12-25"}]})  # a guess
+    out = await make_harness(model).ask("Where is the book launch?", request_id="bn1")
+    l2 = [c for c in model.calls if c.role == "l2"]
+    assert "ran with {\"start\": \"2026-10-03\", \"end\": \"2027-01-31\"}" in l2[1].prompt  # the open range
+    assert "Book launch" in l2[1].prompt and "Swim" not in l2[1].prompt
+    assert "Foyles" in out.answer
+    # a day named: the range L3 wrote stands and nothing is narrowed
+    model = role_model(planner=[plan("calendar_question")], l2=[call("queryCalendar", "20 November"), answer("ok")],
+                       l3={"queryCalendar": [{"start": "2026-11-20", "end": "2026-11-22"}]})
+    await make_harness(model).ask("What's on 20 November?", request_id="bn2")
+    l2 = [c for c in model.calls if c.role == "l2"]
+    assert "Book launch" in l2[1].prompt and "Swim" in l2[1].prompt
