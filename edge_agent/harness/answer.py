@@ -140,11 +140,13 @@ def select(channels: SideChannels, question: str) -> Selection | None:
 
     A two-part question ("the policy number, and when is the MOT?") can need a file and a note;
     the priority order decides what comes first, so trimming to the window cuts the lowest tier.
-    The date alone is answered deterministically; beside other facts it is one more fact line.
+    The date alone is answered deterministically when it was all that was asked for; beside other
+    facts it is one more fact line. After a search of the user's data that found nothing, today's
+    date is no answer ("When did I last go skiing?" was answered "Today is Wednesday").
     """
     tiers = _tiers(channels)
     if not tiers:
-        if channels.date:
+        if channels.date and not channels.searched:
             text = date_answer(channels.date, question)
             return Selection(["date"], text, text, needs_generation=False)
         return None

@@ -35,11 +35,15 @@ class SideChannels:
     """The last list_devices payload."""
     unreachable: list[Any] = field(default_factory=list)
     """Devices a file search could not reach."""
+    searched: set[str] = field(default_factory=set)
+    """The data channels a tool searched, whether it found anything or not."""
 
     def add(self, result: ToolResult) -> bool:
         """Record a result's payload; True if it added something an answer can use."""
         payload = copy.deepcopy(result.payload)
         channel = result.channel
+        if channel in DATA_CHANNELS:
+            self.searched.add(channel)
         if channel == "files" and isinstance(payload, dict):
             self.unreachable.extend(x for x in payload.get("unreachable") or [] if x not in self.unreachable)
             best = payload.get("best")

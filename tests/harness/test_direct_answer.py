@@ -96,6 +96,15 @@ def test_nothing_found_selects_nothing_and_date_answers_are_deterministic():
     assert date_answer(payload, "and tomorrow?") == "Today is Monday, 2026-11-02. Tomorrow is Tuesday 2026-11-03."
 
 
+def test_after_a_search_that_found_nothing_todays_date_is_no_answer():
+    payload = {"today": "2026-11-02", "weekday": "Monday", "ranges": {}}
+    alone = SideChannels(date=payload)
+    assert select(alone, "What's the date?").fallback == "Today is Monday, 2026-11-02."
+    searched = SideChannels(date=payload)
+    searched.add(ToolResult("No events.", [], channel="events", found=False))
+    assert searched.searched == {"events"} and select(searched, "When did I last go skiing?") is None
+
+
 async def test_found_nothing_means_no_synthesis_and_an_honest_answer(make_harness):
     model = role_model(planner=[plan("person_facts"), plan("recall_conversation")],
                        l2=[call("check_notebook", "Zed"), call("grep_memory", "Zed"), answer("Zed is 40."),
