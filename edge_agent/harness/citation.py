@@ -25,7 +25,8 @@ from edge_agent.store.recurrence import Occurrence
 from edge_agent.tools.query_calendar import day_label, event_line
 
 QUOTED_ENTRIES = 2  # notes or memory entries quoted: the answer's own source and the question's best match
-QUOTED_EVENTS = 12  # lines of the period's events (a repeating event is one line); more: by relevance, counted
+QUOTED_EVENTS = 20  # lines of the period's events (a repeating event is one line); more: by relevance, counted
+NOTED_EVENTS = 4  # up to this many event lines carry the events' notes; a longer list is titles, times, places
 EXCERPT_CHARS = 600  # a file's passage, as find_file returns it
 
 
@@ -61,13 +62,13 @@ def _memory_text(m: dict[str, Any]) -> str:
     return f"{when} {m.get('who')} ({m.get('kind')}): {m.get('text')}"
 
 
-def event_text(e: dict[str, Any], with_year: bool) -> str:
+def event_text(e: dict[str, Any], with_year: bool, with_notes: bool = True) -> str:
     """One event as the calendar tool writes it, with its notes (a price, who brings what)."""
     try:
         line = event_line(Occurrence.from_payload(e), with_year)
     except (KeyError, ValueError):  # a payload from elsewhere: its raw values
         line = f"- {e.get('title')}: {e.get('start')} to {e.get('end')}"
-    return line + (f" — {e['notes']}" if e.get("notes") else "")
+    return line + (f" — {e['notes']}" if with_notes and e.get("notes") else "")
 
 
 def _series_key(e: dict[str, Any]) -> tuple | None:
@@ -83,21 +84,22 @@ def _series_key(e: dict[str, Any]) -> tuple | None:
     return (occ.title, occ.location, f"{occ.start:%H:%M}-{occ.end:%H:%M}", occ.notes)
 
 
-def _series_line(group: list[dict[str, Any]], with_year: bool) -> str:
+def _series_line(group: list[dict[str, Any]], with_year: bool, with_notes: bool) -> str:
     if len(group) == 1:
-        return event_text(group[0], with_year)
+        return event_text(group[0], with_year, with_notes)
     title, location, times, notes = _series_key(group[0])  # type: ignore[misc]
     first = [Occurrence.from_payload(e).start for e in group]
     days = ", ".join(day_label(d if isinstance(d, date) and not isinstance(d, datetime) else d.date(), with_year)
                      for d in first)
     when = f"{days} (all day)" if times == "all day" else f"{days} {times}"
-    return f"- {title} — {when}" + (f" @ {location}" if location else "") + (f" — {notes}" if notes else "")
+    return f"- {title} — {when}" + (f" @ {location}" if location else "") + (f" — {notes}" if with_notes and notes else "")
 
 
 def _events(events: list[dict[str, Any]], lead: str, question: str) -> list[str]:
     """The period's events in time order, a repeating one on one line; past QUOTED_EVENTS lines,
     the ones most related to the question and the answer (ties: the earliest), with how many
-    events were left out."""
+    events were left out. A list longer than NOTED_EVENTS lines leaves the notes out: "what's left
+    this month?" wants every event on a phone's screen, not three of them in full."""
     with_year = len({str(e.get("start", ""))[:4] for e in events}) > 1
     groups: dict[Any, list[dict[str, Any]]] = {}
     for e in sorted(events, key=lambda e: str(e.get("start", ""))):
@@ -109,7 +111,7 @@ def _events(events: list[dict[str, Any]], lead: str, question: str) -> list[str]
         ranked = sorted(series, key=lambda g: -len(words & content_words(str(g[0].get("title", "")))))
         chosen = {id(g) for g in ranked[:QUOTED_EVENTS]}
         keep = [g for g in series if id(g) in chosen]
-    lines = [_series_line(g, with_year) for g in keep]
+    lines = [_series_line(g, with_year, len(keep) <= NOTED_EVENTS) for g in keep]
     left = sum(len(g) for g in series) - sum(len(g) for g in keep)
     if left:
         lines.append(f"(and {left} more)")

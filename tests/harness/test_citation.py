@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from edge_agent.harness.channels import SideChannels
-from edge_agent.harness.citation import QUOTED_EVENTS, citation, with_citation
+from edge_agent.harness.citation import NOTED_EVENTS, QUOTED_EVENTS, citation, with_citation
 from harness_kit import LEO_BODY, answer, call, plan, role_model
 
 MUM = {"id": 1, "title": "Ruth (mum)", "body": "Ruth is Clara's mother. She lives in Shrewsbury. Birthday 3 December.",
@@ -42,11 +42,19 @@ def test_the_periods_events_are_listed_in_time_order_and_a_long_list_by_relevanc
     assert lines[0] == "From your calendar:"
     assert [ln.split(" — ")[0] for ln in lines[1:]] == ["- Haircut", "- Dentist", "- Book club"]
 
-    month = [event(f"Swim {d}", d) for d in range(1, 20)] + [event("Pottery class", 25)]
+    month = [event(f"Swim {d}", d) for d in range(1, QUOTED_EVENTS + 3)] + [event("Pottery class", 29)]
     text = citation(SideChannels(events=month), "", "When is my pottery class?")
     assert "- Pottery class — " in text
     assert text.endswith(f"(and {len(month) - QUOTED_EVENTS} more)")
     assert text.count("\n- ") == QUOTED_EVENTS
+
+
+def test_a_few_events_carry_their_notes_and_a_long_list_leaves_them_out():
+    few = [{**event("Quiz night", 4), "notes": "£5 a head"}]
+    assert "— £5 a head" in citation(SideChannels(events=few), "", "What's on?")
+    many = few + [event(f"Swim {d}", d) for d in range(5, 5 + NOTED_EVENTS)]
+    text = citation(SideChannels(events=many), "", "What's on this month?")
+    assert "- Quiz night — " in text and "£5 a head" not in text
 
 
 def test_files_memory_and_planted_sentences():
