@@ -26,6 +26,7 @@ from edge_agent.harness import by_name, plumbing, prompts
 from edge_agent.harness.channels import DATA_CHANNELS, EVENTS_CHANNEL
 from edge_agent.harness.effects import from_the_asker
 from edge_agent.harness.fitting import fit_relevant
+from edge_agent.harness.query_guard import without_invented_dates
 from edge_agent.harness.reserve import worst_case_tokens
 from edge_agent.harness.toolbox import Toolbox
 from edge_agent.harness.turn import ConfirmationRequired, ModelCallFailed, TurnContext, model_misbehaved
@@ -109,6 +110,9 @@ def _from_the_asker(toolbox: Toolbox, name: str, dumped: dict[str, Any], questio
     return grounded
 
 
+QUERY_FIELD = "query"  # a search tool's words to look for
+
+
 class ToolAgent:
     """Runs one dispatch: craft the arguments in a fresh one-tool session, then run the tool."""
 
@@ -139,6 +143,8 @@ class ToolAgent:
             scope = (await plumbing.device_scope(turn, self.toolbox, instruction) if turn.device
                      else named_devices(getattr(args, plumbing.DEVICES_FIELD), f"{instruction} {turn.question}"))
             args = args.model_copy(update={plumbing.DEVICES_FIELD: scope})
+        if isinstance(getattr(args, QUERY_FIELD, None), str) and not manifest.has_effect:
+            args = args.model_copy(update={QUERY_FIELD: without_invented_dates(getattr(args, QUERY_FIELD), turn.question)})
         narrow = None
         if dates.open_range and manifest.channel == EVENTS_CHANNEL and {"start", "end"} <= set(tool.Args.model_fields):
             # No day named: the whole open range is read, and searched by name (by_name.py).
