@@ -7,7 +7,8 @@ tier's, are the facts an answer must be grounded in.
   the facts, and it states at least one of their values. No second session re-reads what L2
   already read.
 - Near misses (weak matches only) are no answer: the user hears that nothing matched well, and
-  which entry came closest, without a generation.
+  which entry came closest, without a generation. So are facts without the kind of value asked
+  for (a sum of money, a number: value_kinds.py).
 - Otherwise (a halt, a step limit, an ungrounded answer) one synthesis generation with a tight
   token cap answers from the facts, fitted to the window by relevance to the question.
 - Where no generation is needed or none is left in the budget (a date, a timeout) the answer is
@@ -31,6 +32,7 @@ from edge_agent.harness.citation import event_text, with_citation
 from edge_agent.harness.fitting import FUNCTION_WORDS, WORD_RE, fit_relevant
 from edge_agent.harness.injection import is_planted, without_planted
 from edge_agent.harness.turn import TurnContext
+from edge_agent.harness.value_kinds import missing_kind
 from edge_agent.tools import dates
 from edge_agent.tools.current_date import payload_today
 
@@ -38,6 +40,7 @@ log = logging.getLogger(__name__)
 
 NOT_FOUND = "I could not find anything about that in your notes, files, calendar or memory."
 NEAR_MISSES = "I could not find anything that matches that well."
+NO_VALUE = "I could not find {kind} for that in what I found."
 WINDOW_MARGIN_TOKENS = 16  # slack for template tokens around the facts
 DETERMINISTIC_ITEMS = 3  # entries listed when answering without a generation
 NUMBER_RE = re.compile(r"\d+")
@@ -157,6 +160,10 @@ def select(channels: SideChannels, question: str) -> Selection | None:
         sources.append("date")
     if only_weak(channels):  # near misses are no answer: said so, with the one that came closest
         answer = with_citation(NEAR_MISSES, channels, question, not_found=True, near_misses=True)
+        return Selection(sources, "\n\n".join(facts), answer, needs_generation=False)
+    kind = missing_kind(question, "\n\n".join(facts))
+    if kind:  # asked for a sum or a number the facts do not hold (value_kinds.py)
+        answer = with_citation(NO_VALUE.format(kind=kind), channels, question, not_found=True, near_misses=True)
         return Selection(sources, "\n\n".join(facts), answer, needs_generation=False)
     fallback = without_planted(" ".join(t.fallback for t in tiers))
     return Selection(sources, "\n\n".join(facts), fallback, tiers[0].attachment)
