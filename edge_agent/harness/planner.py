@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import functools
 import logging
+import re
 import time
 from dataclasses import dataclass
 from typing import Literal, Sequence
@@ -28,6 +29,19 @@ log = logging.getLogger(__name__)
 
 RATIONALE_CHARS = 80  # a few optional words; the output reserve covers it at a token a character
 PLAN_TOOL = "plan"
+SAVE_REQUEST_RE = re.compile(
+    r"^\s*(?:(?:please|pls|hey|hi|ok|okay|oh|and|can you|could you|would you)[\s,]+)*"
+    r"(?:remember|note|make a note|take a note|add a note|jot down|jot|keep in mind|don'?t forget|do not forget|"
+    r"write down)\b(?:\s+(?:of|down|for me|for later|in my notes|in the notebook))*\s*[:,\-–—]?\s+"
+    r"(?!(?:when|where|what|who|whom|whose|how|if|whether|why|which)\b)\S",
+    re.IGNORECASE)
+"""A statement that asks to keep a fact ("Please note that...", "Remember my code is..."), not a
+question about the past ("Remember when we went to Lisbon?" is a question: it ends with "?")."""
+
+
+def asks_to_save(question: str) -> bool:
+    """Whether the asker tells the assistant to keep a fact (SAVE_REQUEST_RE, and no "?" at the end)."""
+    return SAVE_REQUEST_RE.search(question) is not None and not question.rstrip().endswith("?")
 
 
 @dataclass(frozen=True)
@@ -89,10 +103,20 @@ class Planner:
         return tuple(name for name, skill in self.skills.items()
                      if name not in tried and looks_up(skill) and not set(skill.tools) & self.effect_tools)
 
+    def savers(self) -> tuple[str, ...]:
+        """The skills that bind a tool that changes the user's data (remember_this)."""
+        return tuple(name for name, skill in self.skills.items() if set(skill.tools) & self.effect_tools)
+
     async def plan(self, turn: TurnContext, tried: Sequence[str] = ()) -> Plan:
-        """The first plan, or with `tried` a replan among the other skills (see the module docstring)."""
+        """The first plan, or with `tried` a replan among the other skills (see the module docstring).
+
+        An explicit request to keep a fact (asks_to_save) is planned among the skills that save:
+        the adapter sent "Please note that Leo's new mobile number is ..." to find_document, and
+        the asker's note was lost in a search. The asker still confirms what is saved."""
         messages = prompts.planner_messages(self.skills.values(), turn.question)
         schema = plan_schema(self.untried(tried), allow_none=False) if tried else self.schema
+        if not tried and self.savers() and asks_to_save(turn.question):
+            schema = plan_schema(self.savers(), allow_none=False)
         t0 = time.perf_counter()
         args, _, usage = await turn.structured("planner", messages, schema, max_tokens=self.max_tokens,
                                                bound_tools=[PLAN_TOOL], input=turn.question,

@@ -1,7 +1,10 @@
 """Effects never run in the loop: needs_confirmation with an exact preview; confirm runs it once."""
 from __future__ import annotations
 
-from harness_kit import PLANTED, call, plan, role_model
+import pytest
+
+from harness_kit import PLANTED, answer, call, plan, role_model
+from edge_agent.harness.planner import asks_to_save
 from edge_agent.store.sql import fetch_all
 from edge_agent.store.traces import get_pending
 
@@ -84,3 +87,34 @@ async def test_planted_instruction_in_direct_mode_stops_at_confirmation(make_har
     assert "500 pounds" not in out.pending.preview and "500 pounds" not in out.answer
     assert out.pending.preview == 'Add to notebook: "What does my note say?"'
     assert await notes(store) == before
+
+
+@pytest.mark.parametrize("question, saves", [
+    ("Please note that Zed's new number is 0123 456.", True),
+    ("Remember my bike lock code is 4417", True),
+    ("Jot down: the plumber came today", True),
+    ("Remember when we went to Lisbon?", False),  # a question about the past
+    ("remember what Tom said about the book", False),
+    ("What did I note about the boiler?", False),
+    ("Notes about Tom?", False),
+])
+def test_asks_to_save(question, saves):
+    assert asks_to_save(question) is saves
+
+
+async def test_an_explicit_request_to_keep_a_fact_is_planned_among_the_skills_that_save(make_harness, store):
+    before = await notes(store)
+    model = role_model(planner=[plan("remember_this")], l2=[call("remember", "Zed's new number")],
+                       l3={"remember": [{"note": "Zed's new number is 0123 456."}]})
+    out = await make_harness(model).ask("Please note that Zed's new number is 0123 456.", request_id="s1")
+    schema = next(c.schema for c in model.calls if c.role == "planner")
+    assert schema.model_validate({"skill": "remember_this"})
+    for other in ("person_facts", "find_document", "none"):
+        with pytest.raises(ValueError):
+            schema.model_validate({"skill": other})
+    assert out.exit_kind == "needs_confirmation" and await notes(store) == before  # still confirmed first
+    # a question is planned among every skill
+    model = role_model(planner=[plan("person_facts")], l2=[call("check_notebook", "Zed"), answer("ok")],
+                       l3={"check_notebook": [{"query": "Zed"}]})
+    await make_harness(model).ask("Remember what Zed's number is?", request_id="s2")
+    assert next(c.schema for c in model.calls if c.role == "planner").model_validate({"skill": "person_facts"})
