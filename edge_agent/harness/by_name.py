@@ -4,33 +4,58 @@
 (prompts.OPEN_RANGE_DAYS) and only the events that mention the asker's words are kept: the ones
 that mention the most of them. Without this the open range returned every event of four months
 and the small model answered "When did I last go skiing?" with a pottery class. When no event
-mentions any of the words, the calendar found nothing, and the asker hears so. A question whose
-words are all about the calendar itself ("what's coming up?") keeps every event.
+mentions any of the words, the events that are what the question calls them ("appointment") are
+kept, and failing those the calendar found nothing, and the asker hears so. A question whose words
+are all about the calendar itself ("what's coming up?", "what appointments have I got?") keeps
+every event.
 """
 from __future__ import annotations
 
 from typing import Any
 
 from edge_agent.harness.citation import event_text
-from edge_agent.store.text import QueryTerm, query_plan, text_matches
+from edge_agent.store.text import QueryTerm, query_plan, stems, text_matches, tokens
 from edge_agent.tools.base import ToolResult
 
 CALENDAR_WORDS = frozenset("""
-calendar calendars diary diaries schedule scheduled agenda event events appointment appointments plan plans planned
+calendar calendars diary diaries schedule scheduled agenda plan plans planned
 happen happens happened happening coming upcoming next last anything something everything busy free booked any
 day days date dates time times week weeks weekend month months year left due usual usually ever
 go goes going went gone come comes came do doing did done have having had get got make made attend attending
+again remind exactly actually know still yet soon
 """.split())
-"""Words that ask about the calendar rather than name an event."""
+"""Words that ask about the calendar, or fill a question, rather than name an event."""
+EVENT_NOUNS = frozenset("appointment appointments event events booking bookings".split())
+"""Words for any event: they narrow only when the question's other words find nothing ("is the
+hospital appointment soon?" keeps the appointments when none mentions a hospital)."""
+MIN_PREFIX = 3  # a term this long also counts at the start of a longer word ("hair" in "Haircut")
 
 
 def topic_terms(question: str) -> list[QueryTerm]:
-    """The question's search terms that could name an event (calendar words dropped)."""
-    return [t for t in query_plan(question) if not set(t.word.split()) <= CALENDAR_WORDS]
+    """The question's search terms that could name an event (calendar words and event nouns dropped)."""
+    return [t for t in query_plan(question) if not set(t.word.split()) <= CALENDAR_WORDS | EVENT_NOUNS]
+
+
+def noun_terms(question: str) -> list[QueryTerm]:
+    """The question's words for any event (EVENT_NOUNS)."""
+    return [t for t in query_plan(question) if set(t.word.split()) <= EVENT_NOUNS]
 
 
 def _words(event: dict[str, Any]) -> str:
     return " ".join(str(event.get(k) or "") for k in ("title", "location", "notes"))
+
+
+def mentions(event: dict[str, Any], terms: list[QueryTerm]) -> int:
+    """How many of the terms the event's title, place or notes hold (by stems, or as the start of a
+    longer word: "hair appointment" finds the "Haircut")."""
+    text = _words(event)
+    have = set(text_matches(terms, text))
+    starts = tokens(text)
+    for t in terms:
+        if t.word not in have and any(len(s) >= MIN_PREFIX and any(w.startswith(s) for w in starts)
+                                      for p in t.phrases for s in stems(p)[:1] if len(stems(p)) == 1):
+            have.add(t.word)
+    return len(have)
 
 
 def about(result: ToolResult, question: str, span: str) -> ToolResult:
@@ -40,9 +65,12 @@ def about(result: ToolResult, question: str, span: str) -> ToolResult:
     events = result.payload if isinstance(result.payload, list) else []
     if not terms or not result.found or not events:
         return result
-    scored = [(len(text_matches(terms, _words(e))), e) for e in events]
+    scored = [(mentions(e, terms), e) for e in events]
     best = max(score for score, _ in scored)
     wanted = ", ".join(t.word for t in terms)
+    if best == 0 and noun_terms(question):  # no name found: any appointment will do
+        scored = [(mentions(e, noun_terms(question)), e) for e in events]
+        best = max(score for score, _ in scored)
     if best == 0:
         return ToolResult(f"No events between {span} mention {wanted}.", [], channel=result.channel,
                           pill=result.pill, found=False)

@@ -64,3 +64,16 @@ async def test_with_no_day_named_the_harness_reads_the_open_range_whatever_l3_wr
     await make_harness(model).ask("What's on 20 November?", request_id="bn2")
     l2 = [c for c in model.calls if c.role == "l2"]
     assert "Book launch" in l2[1].prompt and "Swim" in l2[1].prompt
+
+
+def test_a_word_counts_at_the_start_of_a_longer_one():
+    events = [event("Haircut at Snip & Co", "2026-11-21"), event("Swim", "2026-11-22")]
+    out = about(calendar(events), "what time is the hair appointment again", SPAN)
+    assert [e["title"] for e in out.payload] == ["Haircut at Snip & Co"]
+
+
+def test_with_no_name_found_the_events_the_question_calls_them_are_kept():
+    events = [event("Dermatology appointment", "2026-11-21"), event("Swim", "2026-11-22")]
+    out = about(calendar(events), "Is the hospital appointment soon? what day is it", SPAN)
+    assert [e["title"] for e in out.payload] == ["Dermatology appointment"]
+    assert about(calendar(events), "What appointments have I got?", SPAN).payload == events  # no name: all
