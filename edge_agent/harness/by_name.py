@@ -50,12 +50,16 @@ def mentions(event: dict[str, Any], terms: list[QueryTerm]) -> int:
     longer word: "hair appointment" finds the "Haircut")."""
     text = _words(event)
     have = set(text_matches(terms, text))
-    starts = tokens(text)
+    words = tokens(text)
     for t in terms:
-        if t.word not in have and any(len(s) >= MIN_PREFIX and any(w.startswith(s) for w in starts)
-                                      for p in t.phrases for s in stems(p)[:1] if len(stems(p)) == 1):
+        if t.word not in have and any(w.startswith(s) for s in _word_stems(t) for w in words):
             have.add(t.word)
     return len(have)
+
+
+def _word_stems(term: QueryTerm) -> list[str]:
+    """The stems of a term's one-word phrases, at least MIN_PREFIX long."""
+    return [st[0] for st in map(stems, term.phrases) if len(st) == 1 and len(st[0]) >= MIN_PREFIX]
 
 
 def about(result: ToolResult, question: str, span: str) -> ToolResult:
