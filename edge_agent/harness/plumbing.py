@@ -61,7 +61,7 @@ class L3Dates:
     context: str | None = None
     """The day's ranges (the L3 head's date context); None without a date."""
     named: str = ""
-    """The days this request names (prompts.date_hints)."""
+    """The days this request names: the "Dates:" line (prompts.date_hints)."""
     open_range: tuple[date, date] | None = None
     """The days to search when the request names none (prompts.open_range), else None."""
 
@@ -72,10 +72,13 @@ async def l3_dates(turn: TurnContext, toolbox: Toolbox, instruction: str) -> L3D
     payload = turn.channels.date or await _run_hidden(turn, toolbox, DATE_TOOL)
     if not isinstance(payload, dict):
         return L3Dates()
+    context = prompts.date_context(payload, turn.model.count_tokens)
     today = payload_today(payload)
-    named = prompts.date_hints(instruction, turn.question, today) if today else ""
-    unnamed = prompts.open_range(today) if today and prompts.NO_DAY_NAMED in named else None
-    return L3Dates(prompts.date_context(payload, turn.model.count_tokens), named, unnamed)
+    if today is None:
+        return L3Dates(context)
+    found = prompts.named_days(instruction, turn.question, today)
+    unnamed = None if any(r.span is not None for r in found) else prompts.open_range(today)
+    return L3Dates(context, prompts.dates_line(found, today), unnamed)
 
 
 async def todays_date_context(toolbox: Toolbox, count_tokens) -> str | None:

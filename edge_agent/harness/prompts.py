@@ -113,7 +113,6 @@ def l3_messages(manifest: ToolManifest, args_model: type[BaseModel], instruction
 
 
 OPEN_RANGE_DAYS = (-30, 90)  # no day named ("where is the book launch?"): a month back to three months ahead
-NO_DAY_NAMED = "no day named"  # how the Dates line gives the open range
 
 
 def open_range(today: date) -> tuple[date, date]:
@@ -122,22 +121,30 @@ def open_range(today: date) -> tuple[date, date]:
     return first, last
 
 
-def date_hints(instruction: str, question: str, today: date) -> str:
-    """The days the date phrases of an L3 request mean, resolved by the one date resolver.
+def named_days(instruction: str, question: str, today: date) -> list[dates.Resolution]:
+    """The date phrases an L3 request is about, by the one date resolver.
 
     The asker's own phrases that resolve come first: L2 rewords them, and the small model's
     rewording drifted ("the week of" for "last week", "the next month" for "the rest of this
     month", an invented 2019-04-01 for "last month"). When the question names no day the
-    instruction's phrases are used (a second call may name a day the first call found), and with
-    none at all the open range OPEN_RANGE_DAYS around today. A small model copies a written range
-    far more reliably than it does calendar arithmetic; a phrase the resolver cannot work out is
-    named as such, never guessed.
+    instruction's phrases are used (a second call may name a day the first call found).
     """
-    found = [r for r in dates.resolve_all(question, today) if r.span is not None] \
+    return [r for r in dates.resolve_all(question, today) if r.span is not None] \
         or dates.resolve_all(instruction, today)
+
+
+def date_hints(instruction: str, question: str, today: date) -> str:
+    """L3's "Dates:" line: the days of named_days, or with none the open range OPEN_RANGE_DAYS
+    around today. A small model copies a written range far more reliably than it does calendar
+    arithmetic; a phrase the resolver cannot work out is named as such, never guessed."""
+    return dates_line(named_days(instruction, question, today), today)
+
+
+def dates_line(found: Sequence[dates.Resolution], today: date) -> str:
+    """The "Dates:" line for phrases already resolved (see date_hints)."""
     parts = [f"{r.phrase}: {dates.span_text(r.span.first, r.span.last) if r.span else 'unknown'}" for r in found]
     if not any(r.span is not None for r in found):
-        parts.append(f"{NO_DAY_NAMED}: {dates.span_text(*open_range(today))}")
+        parts.append(f"no day named: {dates.span_text(*open_range(today))}")
     return "Dates: " + "; ".join(dict.fromkeys(parts))
 
 
