@@ -33,12 +33,13 @@ MIN_PREFIX = 3  # a term this long also counts at the start of a longer word ("h
 
 def topic_terms(question: str) -> list[QueryTerm]:
     """The question's search terms that could name an event (calendar words and event nouns dropped)."""
-    return [t for t in query_plan(question) if not set(t.word.split()) <= CALENDAR_WORDS | EVENT_NOUNS]
+    return _split(query_plan(question))[0]
 
 
-def noun_terms(question: str) -> list[QueryTerm]:
-    """The question's words for any event (EVENT_NOUNS)."""
-    return [t for t in query_plan(question) if set(t.word.split()) <= EVENT_NOUNS]
+def _split(terms: list[QueryTerm]) -> tuple[list[QueryTerm], list[QueryTerm]]:
+    """(terms that could name an event, words for any event (EVENT_NOUNS)); calendar words in neither."""
+    nouns = [t for t in terms if set(t.word.split()) <= EVENT_NOUNS]
+    return [t for t in terms if not set(t.word.split()) <= CALENDAR_WORDS | EVENT_NOUNS], nouns
 
 
 def _words(event: dict[str, Any]) -> str:
@@ -65,15 +66,15 @@ def _word_stems(term: QueryTerm) -> list[str]:
 def about(result: ToolResult, question: str, span: str) -> ToolResult:
     """`result` (a calendar read with no day named) narrowed to the events that mention the
     question's words the most; not found when none does. `span` is the range read, for the text."""
-    terms = topic_terms(question)
+    terms, nouns = _split(query_plan(question))
     events = result.payload if isinstance(result.payload, list) else []
     if not terms or not result.found or not events:
         return result
     scored = [(mentions(e, terms), e) for e in events]
     best = max(score for score, _ in scored)
     wanted = ", ".join(t.word for t in terms)
-    if best == 0 and noun_terms(question):  # no name found: any appointment will do
-        scored = [(mentions(e, noun_terms(question)), e) for e in events]
+    if best == 0 and nouns:  # no name found: any appointment will do
+        scored = [(mentions(e, nouns), e) for e in events]
         best = max(score for score, _ in scored)
     if best == 0:
         return ToolResult(f"No events between {span} mention {wanted}.", [], channel=result.channel,

@@ -180,7 +180,7 @@ class Follower:
                 return FollowEnd(end[0], end[1], tuple(steps), end[2])
 
     def _next_step(self, names: tuple[str, ...], steps: list[StepRecord],
-                   question: str = "") -> tuple[tuple[str, ...], bool]:
+                   question: str) -> tuple[tuple[str, ...], bool]:
         """The tools the next step may name, and whether it must be a call.
 
         Until a lookup tool has found something, a step must be a call, and once one came back empty

@@ -91,6 +91,8 @@ class Planner:
         """Tools that change the user's data: a replan never chooses a skill that binds one."""
         self.data_tools = data_tools
         """Tools that search the user's data (None: every tool): a replan chooses a skill with one."""
+        self.savers = tuple(name for name, skill in skills.items() if set(skill.tools) & effect_tools)
+        """The skills that bind a tool that changes the user's data (remember_this)."""
 
     def untried(self, tried: Sequence[str]) -> tuple[str, ...]:
         """The skills a replan may still choose: not tried yet, searching the user's data and
@@ -103,10 +105,6 @@ class Planner:
         return tuple(name for name, skill in self.skills.items()
                      if name not in tried and looks_up(skill) and not set(skill.tools) & self.effect_tools)
 
-    def savers(self) -> tuple[str, ...]:
-        """The skills that bind a tool that changes the user's data (remember_this)."""
-        return tuple(name for name, skill in self.skills.items() if set(skill.tools) & self.effect_tools)
-
     async def plan(self, turn: TurnContext, tried: Sequence[str] = ()) -> Plan:
         """The first plan, or with `tried` a replan among the other skills (see the module docstring).
 
@@ -115,8 +113,8 @@ class Planner:
         the asker's note was lost in a search. The asker still confirms what is saved."""
         messages = prompts.planner_messages(self.skills.values(), turn.question)
         schema = plan_schema(self.untried(tried), allow_none=False) if tried else self.schema
-        if not tried and self.savers() and asks_to_save(turn.question):
-            schema = plan_schema(self.savers(), allow_none=False)
+        if not tried and self.savers and asks_to_save(turn.question):
+            schema = plan_schema(self.savers, allow_none=False)
         t0 = time.perf_counter()
         args, _, usage = await turn.structured("planner", messages, schema, max_tokens=self.max_tokens,
                                                bound_tools=[PLAN_TOOL], input=turn.question,
