@@ -240,8 +240,9 @@ def _offset(m: re.Match, today: date, sign: int) -> Span | None:
     return _day(today + timedelta(days=sign * n * _UNIT_DAYS[unit]))
 
 
-def _p(text: str) -> re.Pattern:
-    return re.compile(rf"\b(?:{text})\b", re.IGNORECASE)
+def _p(text: str, then: str = "") -> re.Pattern:
+    """`text` as whole words, case-insensitive; `then` is a lookahead on what follows it."""
+    return re.compile(rf"\b(?:{text})\b{then}", re.IGNORECASE)
 
 
 def _rel(m: re.Match) -> int:
@@ -314,18 +315,17 @@ TABLE: tuple[Phrasing, ...] = (
              _p(rf"(?:the\s+)?(?:first|second|third|fourth|last)\s+week\s+(?:of|in)\s+{_MONTH_REF}"),
              lambda m, t: None),  # which week (the one holding the 1st? the first whole one?) is not guessed
     # A holiday followed by a noun names an event, not the day ("the Christmas party" may be on the 18th).
-    Phrasing("holiday", re.compile(_p(r"(?:the\s+)?fourth\s+of\s+july|christmas\s+(?:eve|day)|christmas|boxing\s+day"
-                                      rf"|hogmanay|new\s+year{_APOS}s?\s+(?:eve|day)|valentine{_APOS}s(?:\s+day)?"
-                                      rf"|hallowe{_APOS}en|bonfire\s+night|guy\s+fawkes\s+night|independence\s+day"
-                                      r"|good\s+friday|easter(?:\s+sunday|\s+monday)?|mothering\s+sunday").pattern
-                                   + _NOT_A_NOUN, re.IGNORECASE), _holiday),
+    Phrasing("holiday", _p(r"(?:the\s+)?fourth\s+of\s+july|christmas\s+(?:eve|day)|christmas|boxing\s+day|hogmanay"
+                           rf"|new\s+year{_APOS}s?\s+(?:eve|day)|valentine{_APOS}s(?:\s+day)?|hallowe{_APOS}en"
+                           r"|bonfire\s+night|guy\s+fawkes\s+night|independence\s+day|good\s+friday"
+                           r"|easter(?:\s+sunday|\s+monday)?|mothering\s+sunday", then=_NOT_A_NOUN), _holiday),
     Phrasing("ambiguous_day", _p(AMBIGUOUS_DAYS), lambda m, t: None),
     Phrasing("day_month", _p(rf"(?:the\s+)?(?P<d>[0-3]?\d)(?:st|nd|rd|th)?\s+(?:of\s+)?{_MON}(?:,?\s+(?P<y>\d{{4}}))?"),
              _explicit),
     Phrasing("month_day", _p(rf"{_MON}\s+(?:the\s+)?(?P<d>[0-3]?\d)(?:st|nd|rd|th)?(?:,?\s+(?P<y>\d{{4}}))?"),
              _explicit),
     Phrasing("ordinal_of_month", _p(rf"the\s+{_ORD}\s+of\s+{_MONTH_REF}"), _ordinal),
-    Phrasing("ordinal", re.compile(rf"\bthe\s+{_ORD}\b{_NOT_A_NOUN}", re.IGNORECASE), _ordinal),
+    Phrasing("ordinal", _p(rf"the\s+{_ORD}", then=_NOT_A_NOUN), _ordinal),
     Phrasing("day_after_tomorrow", _p(r"(?:the\s+)?day\s+after\s+tomorrow"), lambda m, t: _day(t + timedelta(days=2))),
     Phrasing("day_before_yesterday", _p(r"(?:the\s+)?day\s+before\s+yesterday"),
              lambda m, t: _day(t - timedelta(days=2))),
