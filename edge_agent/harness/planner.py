@@ -16,14 +16,16 @@ import logging
 import re
 import time
 from dataclasses import dataclass
-from typing import Literal, Sequence
+from typing import Literal, Mapping, Sequence
 
 from pydantic import BaseModel, ConfigDict, Field, create_model
 
 from edge_agent.harness import prompts
+from edge_agent.harness.channels import DATA_CHANNELS
 from edge_agent.harness.reserve import worst_case_tokens
 from edge_agent.harness.skills import NONE_SKILL, Skill
 from edge_agent.harness.turn import TurnContext
+from edge_agent.tools.base import Tool
 
 log = logging.getLogger(__name__)
 
@@ -94,6 +96,12 @@ class Planner:
         self.savers = tuple(name for name, skill in skills.items() if set(skill.tools) & effect_tools)
         """The skills that bind a tool that changes the user's data (remember_this)."""
 
+    @classmethod
+    def for_tools(cls, skills: dict[str, Skill], tools: Mapping[str, Tool]) -> "Planner":
+        """A planner whose effect and data tools are read from the tools' manifests."""
+        return cls(skills, effect_tools=frozenset(n for n, t in tools.items() if t.manifest.has_effect),
+                   data_tools=frozenset(n for n, t in tools.items() if t.manifest.channel in DATA_CHANNELS))
+
     def untried(self, tried: Sequence[str]) -> tuple[str, ...]:
         """The skills a replan may still choose: not tried yet, searching the user's data and
         changing nothing. Seen: "When did I last go skiing?" replanned to remember_this (a
@@ -105,6 +113,15 @@ class Planner:
         return tuple(name for name, skill in self.skills.items()
                      if name not in tried and looks_up(skill) and not set(skill.tools) & self.effect_tools)
 
+    def schema_for(self, question: str, tried: Sequence[str] = ()) -> type[BaseModel]:
+        """The plan tool's arguments for this pass: every skill and "none" first, the untried
+        ones on a replan, only the saving skills for a request to keep a fact (see plan)."""
+        if tried:
+            return plan_schema(self.untried(tried), allow_none=False)
+        if self.savers and asks_to_save(question):
+            return plan_schema(self.savers, allow_none=False)
+        return self.schema
+
     async def plan(self, turn: TurnContext, tried: Sequence[str] = ()) -> Plan:
         """The first plan, or with `tried` a replan among the other skills (see the module docstring).
 
@@ -112,9 +129,7 @@ class Planner:
         the adapter sent "Please note that Leo's new mobile number is ..." to find_document, and
         the asker's note was lost in a search. The asker still confirms what is saved."""
         messages = prompts.planner_messages(self.skills.values(), turn.question)
-        schema = plan_schema(self.untried(tried), allow_none=False) if tried else self.schema
-        if not tried and self.savers and asks_to_save(turn.question):
-            schema = plan_schema(self.savers, allow_none=False)
+        schema = self.schema_for(turn.question, tried)
         t0 = time.perf_counter()
         args, _, usage = await turn.structured("planner", messages, schema, max_tokens=self.max_tokens,
                                                bound_tools=[PLAN_TOOL], input=turn.question,

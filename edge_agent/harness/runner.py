@@ -18,7 +18,6 @@ import aiosqlite
 from edge_agent.harness import answer as answers
 from edge_agent.harness.startup import static_heads
 from edge_agent.harness.direct import run_direct
-from edge_agent.harness.channels import DATA_CHANNELS
 from edge_agent.harness.follower import Follower, FollowEnd
 from edge_agent.harness.outcome import Outcome, PendingAction, PillSink
 from edge_agent.harness.planner import Planner
@@ -60,9 +59,7 @@ class Harness:
     """Append each answered question and its answer to the memory log (kind chat)."""
 
     def __post_init__(self) -> None:
-        tools = self.toolbox.tools
-        self.planner = Planner(self.skills, effect_tools=frozenset(n for n, t in tools.items() if t.manifest.has_effect),
-                               data_tools=frozenset(n for n, t in tools.items() if t.manifest.channel in DATA_CHANNELS))
+        self.planner = Planner.for_tools(self.skills, self.toolbox.tools)
         self.follower = Follower(self.toolbox, self.constrain_l2)
 
     async def static_heads(self) -> list[str]:
