@@ -1,4 +1,4 @@
-"""`edge-agent tune data|install`: the adapter's training set, and installing a trained adapter.
+"""`edge-agent tune data|probe|install`: the adapter's training set, a held-out check, and installing.
 
 Training itself runs in its own environment (torch, transformers, peft): deploy/train-adapter.sh
 does every step, from a fresh machine to the installed adapter.
@@ -18,10 +18,18 @@ def register(sub, parents) -> None:
     data.add_argument("--seed", type=int, default=1, help="generator seed (default 1)")
     data.add_argument("--out", type=Path, required=True, help="JSONL to write (a .summary.json goes beside it)")
     data.set_defaults(func=run_data)
+    probe = group.add_parser("probe", parents=parents,
+                             help="the planner's first choice on held-out generated households (JSON)")
+    probe.add_argument("--households", type=int, default=8, help="households to read (default 8, ~39 questions each)")
+    probe.add_argument("--adapter", type=Path, default=None,
+                       help="an adapter GGUF to judge instead of the configured one (e.g. tune-work/adapter.gguf)")
+    probe.set_defaults(func=run_probe)
     install = group.add_parser("install", parents=parents, help="ship a converted adapter GGUF with its model card")
     install.add_argument("adapter", type=Path, help="the adapter GGUF from llama.cpp's convert_lora_to_gguf.py")
     install.add_argument("--train-report", type=Path, required=True, help="the training run's final JSON line")
     install.add_argument("--data-summary", type=Path, required=True, help="the training set's .summary.json")
+    install.add_argument("--probe", type=Path, default=None, help="`tune probe`'s JSON for this adapter")
+    install.add_argument("--probe-base", type=Path, default=None, help="`tune probe`'s JSON without it")
     install.set_defaults(func=run_install)
 
 
@@ -35,12 +43,46 @@ def run_data(args, settings) -> int:
     return 0
 
 
+def run_probe(args, settings) -> int:
+    import asyncio
+    import time
+
+    from edge_agent.llm import load_model
+    from edge_agent.tune.probe import probe_households, probe_planner
+
+    try:
+        probe_households(args.households)
+    except ValueError as err:
+        print(f"edge-agent tune probe: {err}", file=sys.stderr)
+        return 2
+    if args.adapter is not None:
+        settings = settings.model_copy(deep=True)
+        settings.model.adapter = str(args.adapter)
+    t0 = time.perf_counter()
+    model = load_model(settings)
+    try:
+        probe = asyncio.run(probe_planner(model, args.households, progress=lambda line: print(line, file=sys.stderr)))
+    finally:
+        model.close()
+    print(json.dumps({"model": model.name, **probe.summary(), "seconds": round(time.perf_counter() - t0, 1)}))
+    return 0
+
+
 def run_install(args, settings) -> int:
     from edge_agent.llm import resolve_model_path
     from edge_agent.llm.adapter import install_adapter
 
     card = install_adapter(args.adapter, resolve_model_path(settings),
-                           json.loads(args.train_report.read_text(encoding="utf-8").strip().splitlines()[-1]),
-                           json.loads(args.data_summary.read_text(encoding="utf-8")))
+                           _last_json(args.train_report),
+                           json.loads(args.data_summary.read_text(encoding="utf-8")),
+                           probe={"adapter": _last_json(args.probe), "base": _last_json(args.probe_base)}
+                           if args.probe else None)
     print(json.dumps(card))
     return 0
+
+
+def _last_json(path: Path | None) -> dict | None:
+    """The last line of a command's JSON output, or None without a file."""
+    if path is None:
+        return None
+    return json.loads(path.read_text(encoding="utf-8").strip().splitlines()[-1])

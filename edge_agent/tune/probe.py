@@ -1,0 +1,104 @@
+"""The planner's first choice on generated households no training run uses: a quick held-out check.
+
+One planner call a question, through the model seam with the harness's own prompt, grammar and
+planner rules (Planner.schema_for): about a third of a second a question here, so an adapter can be
+judged in a minute or two, before a full eval. The expected skill is the generator's ideal plan.
+
+Held-out by construction: every household a training run reads is a multiple of
+HOUSEHOLDS_PER_SEED (dataset.household_seed(seed, 0), build.collect), and the probe's are
+FIRST_HOUSEHOLD + i, never one (test_tune_probe checks it).
+"""
+from __future__ import annotations
+
+import tempfile
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable
+
+from edge_agent.harness import prompts
+from edge_agent.harness.planner import Planner
+from edge_agent.harness.reserve import worst_case_tokens
+from edge_agent.harness.skills import load_skills
+from edge_agent.llm.base import Model
+from edge_agent.tools.registry import build_tools
+from edge_agent.tune.dataset import HOUSEHOLDS_PER_SEED
+from edge_agent.tune.households import generate_household
+from edge_agent.tune.scenarios import questions_for
+
+FIRST_HOUSEHOLD = 5000  # the probe reads households 5000, 5001, ...: no training run reads them
+MAX_HOUSEHOLDS = HOUSEHOLDS_PER_SEED - FIRST_HOUSEHOLD  # beyond, one would be a training household
+CONFUSIONS_SHOWN = 8
+
+
+@dataclass
+class PlannerProbe:
+    """What the planner chose against what the generator's ideal plan says."""
+
+    households: list[int] = field(default_factory=list)
+    """The household seeds read."""
+    by_skill: dict[str, list[int]] = field(default_factory=dict)
+    """{expected skill: [right, asked]}."""
+    confusions: Counter = field(default_factory=Counter)
+    """{(expected, chosen): how often}, the wrong choices only."""
+    misses: list[dict[str, str]] = field(default_factory=list)
+    """Each wrong choice: question, expected, chosen."""
+
+    def add(self, question: str, expected: str, chosen: str) -> None:
+        row = self.by_skill.setdefault(expected, [0, 0])
+        row[1] += 1
+        if chosen == expected:
+            row[0] += 1
+            return
+        self.confusions[(expected, chosen)] += 1
+        self.misses.append({"question": question, "expected": expected, "chosen": chosen})
+
+    @property
+    def asked(self) -> int:
+        return sum(n for _, n in self.by_skill.values())
+
+    @property
+    def right(self) -> int:
+        return sum(r for r, _ in self.by_skill.values())
+
+    def summary(self) -> dict:
+        """The figures, as JSON."""
+        return {
+            "households": self.households, "questions": self.asked, "planner_right": self.right,
+            "planner_accuracy": round(self.right / self.asked, 4) if self.asked else None,
+            "by_skill": {s: f"{r}/{n}" for s, (r, n) in sorted(self.by_skill.items())},
+            "confusions": [{"expected": e, "chosen": c, "count": n}
+                           for (e, c), n in self.confusions.most_common(CONFUSIONS_SHOWN)],
+        }
+
+
+def probe_households(households: int, first: int = FIRST_HOUSEHOLD) -> range:
+    """The household seeds a probe reads; ValueError if any could be a training household."""
+    if not 0 < households <= MAX_HOUSEHOLDS or not FIRST_HOUSEHOLD <= first <= HOUSEHOLDS_PER_SEED - households:
+        raise ValueError(f"households {first}..{first + households - 1}: the probe reads 1 to {MAX_HOUSEHOLDS} "
+                         f"households from {FIRST_HOUSEHOLD} on, below {HOUSEHOLDS_PER_SEED} (training reads those)")
+    return range(first, first + households)
+
+
+async def probe_planner(model: Model, households: int, first: int = FIRST_HOUSEHOLD,
+                        progress: Callable[[str], None] | None = None) -> PlannerProbe:
+    """The planner's first choice for every generated question of `households` households."""
+    seeds = probe_households(households, first)
+    skills = load_skills()
+    planner = Planner.for_tools(skills, build_tools())
+    head = prompts.head_text(model.render_chat, prompts.planner_static(skills.values()))
+    probe = PlannerProbe()
+    with tempfile.TemporaryDirectory(prefix="edge-agent-probe-") as tmp:
+        for seed in seeds:
+            household = generate_household(seed, Path(tmp) / f"h{seed}")
+            probe.households.append(seed)
+            for q in questions_for(household, 0):
+                schema = planner.schema_for(q.question)
+                prompt = model.render_chat(prompts.planner_messages(skills.values(), q.question),
+                                           add_generation_prompt=True)
+                out = await model.generate_structured(prompt, schema, max_tokens=worst_case_tokens(schema),
+                                                      role="planner", head=head)
+                probe.add(q.question, q.plan.skill, getattr(out.value, "skill"))
+            if progress is not None:
+                progress(f"household {seed}: planner {probe.right}/{probe.asked}")
+    return probe
