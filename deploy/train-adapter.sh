@@ -9,7 +9,9 @@
 # 3. LoRA training on the dequantized bundled GGUF, with a progress bar, checkpoints and --resume:
 #    every role for --epochs, with --planner-passes more passes over the planner's examples mixed in;
 # 4. conversion to GGUF with llama.cpp's convert_lora_to_gguf.py from llama-cpp-python's sdist;
-# 5. `edge-agent tune install`: the adapter, its card (sha256, base sha256, figures) and MODEL_CARD.md
+# 5. `edge-agent tune probe`, with and without it: the planner's first choice on held-out generated
+#    households (about 3 minutes for both);
+# 6. `edge-agent tune install`: the adapter, its card (sha256, base sha256, figures) and MODEL_CARD.md
 #    into edge_agent/llm/adapters/.
 # Train on an idle machine: on 2 cores anything else computing slows it about 6x.
 set -euo pipefail
@@ -82,9 +84,14 @@ say "converting the adapter to GGUF"
   --outfile "$WORK/adapter.gguf" "$WORK/run/adapter" >"$WORK/convert.log" 2>&1 \
   || { tail -n 30 "$WORK/convert.log" >&2; exit 1; }
 
+say "held-out check: the planner's first choice on generated households no training run reads, with and without it"
+"$VENV/bin/edge-agent" tune probe --adapter "$WORK/adapter.gguf" >"$WORK/probe.json"
+"$VENV/bin/edge-agent" --no-adapter tune probe >"$WORK/probe-base.json"
+cat "$WORK/probe.json"
+
 if [ -n "$INSTALL" ]; then
   "$VENV/bin/edge-agent" tune install "$WORK/adapter.gguf" --train-report "$WORK/train-report.json" \
-    --data-summary "${DATA%.jsonl}.summary.json"
+    --data-summary "${DATA%.jsonl}.summary.json" --probe "$WORK/probe.json" --probe-base "$WORK/probe-base.json"
   say "installed: edge_agent/llm/adapters/ (see MODEL_CARD.md there)"
 else
   say "converted: $WORK/adapter.gguf (not installed)"

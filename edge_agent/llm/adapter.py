@@ -88,8 +88,10 @@ def choose_adapter(setting: str, model_path: Path, marker_dir: Path | None) -> A
     return _checked(path, read_card(path), model_sha)
 
 
-def install_adapter(src: Path, base_model: Path, train: dict[str, Any], data: dict[str, Any]) -> dict[str, Any]:
-    """Copy a converted adapter into the package with its card and model card; returns the card."""
+def install_adapter(src: Path, base_model: Path, train: dict[str, Any], data: dict[str, Any],
+                    probe: dict[str, Any] | None = None) -> dict[str, Any]:
+    """Copy a converted adapter into the package with its card and model card; returns the card.
+    `probe`: {"adapter": ..., "base": ...}, `edge-agent tune probe` with and without it."""
     from edge_agent.llm.bundled import sha256_file
 
     size = src.stat().st_size
@@ -101,6 +103,8 @@ def install_adapter(src: Path, base_model: Path, train: dict[str, Any], data: di
     card = {"file": target.name, "sha256": sha256_file(target), "bytes": size, "base_file": base_model.name,
             "base_sha256": sha256_file(base_model), "trained": datetime.now(timezone.utc).isoformat(timespec="seconds"),
             "training": train, "data": data}
+    if probe:
+        card["probe"] = probe
     card_path(target).write_text(json.dumps(card, indent=1) + "\n", encoding="utf-8")
     (ADAPTERS_DIR / MODEL_CARD).write_text(model_card(card), encoding="utf-8")
     return card
@@ -125,10 +129,22 @@ file only; every other model runs the same prompts without it.
 | training | {t.get('steps')} steps of {t.get('batch')}, {t.get('epochs')} epoch(s){_extra(t)}, loss on targets only; {t.get('train_s', 0) / 60:.1f} min on CPU at {t.get('tokens_per_s')} tokens/s |
 | loss | first step {t.get('first_loss')}, last ten steps {t.get('last_loss_mean10')} |
 | trained | {card['trained']} by deploy/train-adapter.sh |
-"""
+{_probe_row(card.get("probe"))}"""
 
 
 def _extra(t: dict) -> str:
     """The extra passes over some kinds of example, as the card says them (" + 2.5 more over planner")."""
     extra = t.get("extra_passes") or {}
     return "".join(f" + {passes} more over {kind}" for kind, passes in extra.items())
+
+
+def _probe_row(probe: dict | None) -> str:
+    """The held-out planner figures as a card row, or nothing when the card has none."""
+    if not probe or not probe.get("adapter"):
+        return ""
+    tuned, base = probe["adapter"], probe.get("base") or {}
+    seeds = tuned.get("households") or [0]
+    without = f"; without the adapter {base['planner_accuracy']}" if base.get("planner_accuracy") is not None else ""
+    return (f"| held out | the planner's first choice right {tuned.get('planner_right')}/{tuned.get('questions')} "
+            f"({tuned.get('planner_accuracy')}) on generated households {seeds[0]}-{seeds[-1]}, which no training "
+            f"run reads{without} (`edge-agent tune probe`) |\n")

@@ -75,3 +75,27 @@ def test_no_adapter_flag_turns_it_off():
     args = build_parser().parse_args(["--no-adapter", "doctor"])
     assert settings_from_args(args).model.adapter == "none"
     assert settings_from_args(build_parser().parse_args(["doctor"])).model.adapter == "auto"
+
+
+def test_tune_install_writes_the_card_with_the_held_out_probe(shipped, tiny_model_path, tmp_path, capsys):
+    from edge_agent.cli import main
+
+    new = tmp_path / "adapter.gguf"
+    new.write_bytes(b"GGUF a newly trained adapter")
+    report = tmp_path / "train-report.json"
+    report.write_text('{"progress": 1}\n' + json.dumps({"steps": 505, "batch": 8, "epochs": 1.0, "rank": 16}) + "\n")
+    summary = tmp_path / "examples.summary.json"
+    summary.write_text(json.dumps({"examples": 1800, "households": 120, "by_kind": {"planner": 720}}))
+    probe, base = tmp_path / "probe.json", tmp_path / "probe-base.json"
+    probe.write_text(json.dumps({"households": [5000, 5007], "questions": 312, "planner_right": 277,
+                                 "planner_accuracy": 0.8878}) + "\n")
+    base.write_text(json.dumps({"households": [5000, 5007], "questions": 312, "planner_right": 77,
+                                "planner_accuracy": 0.2468}) + "\n")
+    assert main(["--model", str(tiny_model_path), "tune", "install", str(new), "--train-report", str(report),
+                 "--data-summary", str(summary), "--probe", str(probe), "--probe-base", str(base)]) == 0
+    card = json.loads(adapters.card_path(shipped).read_text())
+    assert card["sha256"] == _sha(new) and card["base_sha256"] == _sha(tiny_model_path)
+    assert card["training"]["steps"] == 505 and card["probe"]["base"]["planner_accuracy"] == 0.2468
+    text = (shipped.parent / adapters.MODEL_CARD).read_text()
+    assert "277/312 (0.8878) on generated households 5000-5007" in text and "without the adapter 0.2468" in text
+    assert json.loads(capsys.readouterr().out)["probe"]["adapter"]["planner_right"] == 277
