@@ -113,15 +113,6 @@ class Planner:
         return tuple(name for name, skill in self.skills.items()
                      if name not in tried and looks_up(skill) and not set(skill.tools) & self.effect_tools)
 
-    def schema_for(self, question: str, tried: Sequence[str] = ()) -> type[BaseModel]:
-        """The plan tool's arguments for this pass: every skill and "none" first, the untried
-        ones on a replan, only the saving skills for a request to keep a fact (see plan)."""
-        if tried:
-            return plan_schema(self.untried(tried), allow_none=False)
-        if self.savers and asks_to_save(question):
-            return plan_schema(self.savers, allow_none=False)
-        return self.schema
-
     async def plan(self, turn: TurnContext, tried: Sequence[str] = ()) -> Plan:
         """The first plan, or with `tried` a replan among the other skills (see the module docstring).
 
@@ -129,7 +120,9 @@ class Planner:
         the adapter sent "Please note that Leo's new mobile number is ..." to find_document, and
         the asker's note was lost in a search. The asker still confirms what is saved."""
         messages = prompts.planner_messages(self.skills.values(), turn.question)
-        schema = self.schema_for(turn.question, tried)
+        schema = plan_schema(self.untried(tried), allow_none=False) if tried else self.schema
+        if not tried and self.savers and asks_to_save(turn.question):
+            schema = plan_schema(self.savers, allow_none=False)
         t0 = time.perf_counter()
         args, _, usage = await turn.structured("planner", messages, schema, max_tokens=self.max_tokens,
                                                bound_tools=[PLAN_TOOL], input=turn.question,

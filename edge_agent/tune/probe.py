@@ -1,8 +1,8 @@
 """The planner's first choice on generated households no training run uses: a quick held-out check.
 
-One planner call a question, through the model seam with the harness's own prompt, grammar and
-planner rules (Planner.schema_for): about a third of a second a question here, so an adapter can be
-judged in a minute or two, before a full eval. The expected skill is the generator's ideal plan.
+One planner call a question, the harness's own (Planner.plan, through the model seam): about a
+third of a second a question here, so an adapter can be judged in a minute or two, before a full
+eval. The expected skill is the generator's ideal plan.
 
 Held-out by construction: every household a training run reads is a multiple of
 HOUSEHOLDS_PER_SEED (dataset.household_seed(seed, 0), build.collect), and the probe's are
@@ -16,10 +16,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
-from edge_agent.harness import prompts
+from edge_agent.config import HarnessSettings
 from edge_agent.harness.planner import Planner
-from edge_agent.harness.reserve import worst_case_tokens
 from edge_agent.harness.skills import load_skills
+from edge_agent.harness.turn import Limits, TurnContext
 from edge_agent.llm.base import Model
 from edge_agent.tools.registry import build_tools
 from edge_agent.tune.dataset import HOUSEHOLDS_PER_SEED
@@ -86,19 +86,15 @@ async def probe_planner(model: Model, households: int, first: int = FIRST_HOUSEH
     seeds = probe_households(households, first)
     skills = load_skills()
     planner = Planner.for_tools(skills, build_tools())
-    head = prompts.head_text(model.render_chat, prompts.planner_static(skills.values()))
+    limits = Limits.from_settings(HarnessSettings())
     probe = PlannerProbe()
     with tempfile.TemporaryDirectory(prefix="edge-agent-probe-") as tmp:
         for seed in seeds:
             household = generate_household(seed, Path(tmp) / f"h{seed}")
             probe.households.append(seed)
             for q in questions_for(household, 0):
-                schema = planner.schema_for(q.question)
-                prompt = model.render_chat(prompts.planner_messages(skills.values(), q.question),
-                                           add_generation_prompt=True)
-                out = await model.generate_structured(prompt, schema, max_tokens=worst_case_tokens(schema),
-                                                      role="planner", head=head)
-                probe.add(q.question, q.plan.skill, getattr(out.value, "skill"))
+                chosen = await planner.plan(TurnContext(f"probe-{seed}-{q.id}", q.question, model, limits))
+                probe.add(q.question, q.plan.skill, chosen.skill)
             if progress is not None:
                 progress(f"household {seed}: planner {probe.right}/{probe.asked}")
     return probe
