@@ -94,7 +94,8 @@ class Assistant:
             if self.model is not None:
                 self.prompt_sizes = check_prompts_fit(self.model, skills, toolbox, limits)
             self.harness = Harness(self.model, toolbox, skills, limits, self._db, self.settings.harness.tracing,
-                                   log_chats=self.settings.harness.log_chats)
+                                   log_chats=self.settings.harness.log_chats,
+                                   cross_check=self.settings.harness.cross_check)
         except BaseException:
             await self.close()
             raise

@@ -67,6 +67,9 @@ class HarnessSettings(_Section):
     """Store every model session's exact prompt and output in the traces table."""
     log_chats: bool = True
     """Keep each question answered from data in the chat log under its asker (never searched by tools)."""
+    cross_check: bool = True
+    """After the plan's searches, search the notebook, memory log and files it skipped with the same words
+    (no model call; harness/cross_check.py)."""
 
 
 class MqttSettings(_Section):

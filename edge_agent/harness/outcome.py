@@ -43,6 +43,8 @@ class Outcome:
     """Side channels the answer was synthesized from (files, notes, events, memory)."""
     tools_called: list[str] = field(default_factory=list)
     """Real tools run, in order."""
+    cross_checked: list[str] = field(default_factory=list)
+    """Those of tools_called the cross-check ran after the plan (no model chose them)."""
     usage: dict[str, Any] = field(default_factory=dict)
     """Per role: model calls, prompt/cached/generated tokens, ms; plus totals and queue wait."""
     error: str | None = None

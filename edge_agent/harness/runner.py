@@ -1,4 +1,4 @@
-"""The harness end to end: plan, follow, replan once, select and synthesize, exit with one kind.
+"""The harness end to end: plan, follow, replan once, cross-check, select and synthesize, exit with one kind.
 
 Exit kinds: complete | halted (a tool's budget ran out) | step_limit (L2 steps, token budget or
 window) | timeout | needs_confirmation | error. A halt or a limit is not a failure: answer
@@ -8,6 +8,7 @@ exit kind error with a clear message; nothing escapes as a crash.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import logging
 import secrets
 from dataclasses import dataclass
@@ -17,6 +18,7 @@ import aiosqlite
 
 from edge_agent.harness import answer as answers
 from edge_agent.harness.startup import static_heads
+from edge_agent.harness.cross_check import search_skipped
 from edge_agent.harness.direct import run_direct
 from edge_agent.harness.follower import Follower, FollowEnd
 from edge_agent.harness.outcome import Outcome, PendingAction, PillSink
@@ -57,6 +59,8 @@ class Harness:
     """L2's grammar admits only exposed tool names and a call as the first step."""
     log_chats: bool = False
     """Append each answered question and its answer to the memory log (kind chat)."""
+    cross_check: bool = True
+    """Search the stores the plan skipped with its first search's words (cross_check.py)."""
 
     def __post_init__(self) -> None:
         self.planner = Planner.for_tools(self.skills, self.toolbox.tools)
@@ -119,7 +123,8 @@ class Harness:
     async def _attempts(self, turn: TurnContext) -> tuple[FollowEnd | None, bool]:
         """Plan and follow; an attempt that finds nothing usable, or only near misses (weak
         matches), replans once among the other skills, guards reset. The side channels keep what
-        every attempt found."""
+        every attempt found. Then the stores no attempt searched are searched with the first
+        search's words (cross_check.py); a better find there sets L2's answer aside."""
         tried: list[str] = []
         end: FollowEnd | None = None
         for attempt in range(1, MAX_ATTEMPTS + 1):
@@ -136,6 +141,8 @@ class Harness:
             if not self.planner.untried(tried):
                 break
             log.info("request %s: attempt %d (%s) found nothing usable", turn.request_id, attempt, plan.skill)
+        if self.cross_check and await search_skipped(turn, self.toolbox) and end is not None:
+            end = dataclasses.replace(end, answer=None)  # L2 read only its own store: synthesis reads all
         return end, False
 
     async def _answer_after(self, turn: TurnContext, generate: bool = True) -> answers.Answer:
@@ -163,6 +170,7 @@ class Harness:
         return Outcome(turn.request_id, kind, text,  # type: ignore[arg-type]
                        attachment=final.attachment if final else None,
                        sources=list(final.sources) if final else [], tools_called=list(turn.tools_called),
+                       cross_checked=list(turn.cross_checked),
                        usage=turn.tracer.usage_summary(), error=error, reason=reason or None,
                        pills=list(turn.pills))
 

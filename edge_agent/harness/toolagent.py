@@ -36,6 +36,7 @@ from edge_agent.tools.base import ToolError, ToolResult
 log = logging.getLogger(__name__)
 
 L3_MAX_TOKENS_CAP = 600  # the most tokens reserved for one tool's arguments, whatever its schema
+QUERY_FIELD = "query"  # a search tool's words to look for
 PREVIEW_VERBS = {"remember": "Add to notebook"}  # how an effect is announced before confirmation
 
 
@@ -86,6 +87,8 @@ async def execute(turn: TurnContext, toolbox: Toolbox, name: str, args: BaseMode
         return ToolReport(text, "error")
     turn.tracer.tool_ms += (time.perf_counter() - t0) * 1000
     turn.tools_called.append(name)
+    if manifest.channel in DATA_CHANNELS and isinstance(getattr(args, QUERY_FIELD, None), str):
+        turn.queries.append(getattr(args, QUERY_FIELD))
     added = turn.channels.add(result)
     ok = result.found and (added or result.channel not in DATA_CHANNELS)
     head = f"{name} ran with {args_json(args)}" if type(args).model_fields else f"{name} ran"
@@ -109,8 +112,6 @@ def _from_the_asker(toolbox: Toolbox, name: str, dumped: dict[str, Any], questio
     log.info("%s: arguments not grounded in the question; the asker's own words are previewed", name)
     return grounded
 
-
-QUERY_FIELD = "query"  # a search tool's words to look for
 
 
 class ToolAgent:

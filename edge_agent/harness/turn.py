@@ -123,6 +123,10 @@ class TurnContext:
     """Shared by all tools in the question: the n of l3.<tool>.<n>."""
     tools_called: list[str] = field(default_factory=list)
     """Real tools run, in order."""
+    queries: list[str] = field(default_factory=list)
+    """The words each search of the user's stores looked for, in order (cross_check reuses the first)."""
+    cross_checked: list[str] = field(default_factory=list)
+    """Tools the cross-check ran after the plan (cross_check.py); in tools_called too."""
     pills: list[str] = field(default_factory=list)
     """Pill labels emitted, in order."""
     generated_tokens: int = 0

@@ -33,9 +33,10 @@ async def db(tmp_path, store):
 @pytest.fixture
 def make_harness(store, db):
     def make(model, *, tools=None, limits: Limits = DEFAULT_LIMITS, clock=None, tracing=True,
-             constrain_l2=True) -> Harness:
+             constrain_l2=True, cross_check=False) -> Harness:
         tools = tools if tools is not None else build_tools(enforce_guards=False)
         ctx = ToolContext(store=store, now=fixed_clock(NOW, ZONE), device_id="pi")
         skills = load_skills(known_tools=tools)
-        return Harness(model, Toolbox(tools, ctx), skills, limits, db, tracing, clock, constrain_l2)
+        return Harness(model, Toolbox(tools, ctx), skills, limits, db, tracing, clock, constrain_l2,
+                       cross_check=cross_check)
     return make

@@ -90,7 +90,10 @@ async def test_routed_question_emits_pills_and_resumes_l2_from_the_cache(real_mo
         out = await assistant.ask("What email is on my resume?", request_id="route1", on_pill=pills.append)
         rows = await load_traces(assistant.harness.db, "route1")
     assert out.exit_kind == "complete"
-    assert pills == ["Files"] and out.tools_called == ["find_file"]
+    # The plan searched the files; the notebook and the memory log were then searched with the same
+    # words (cross_check.py), with no model call, and held nothing better.
+    assert pills == ["Files", "Notebook", "Memory"] and out.tools_called == ["find_file", "check_notebook", "grep_memory"]
+    assert out.cross_checked == ["check_notebook", "grep_memory"]
     assert out.attachment["name"] == "resume.txt" and out.sources == ["files"]
     # L2's answer states the resume's address: it is the answer, no synthesis session runs.
     assert [r.role for r in rows] == ["planner", "l2", "l3.find_file.1", "l2"]

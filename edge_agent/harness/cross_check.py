@@ -1,0 +1,115 @@
+"""Looking in the other stores: the words the plan's first search used, tried where it did not look.
+
+The planner picks one skill, and a skill searches one or two of the user's stores (notebook,
+memory log, files). The stores overlap: the rent is in the landlady's note and in the lease; a
+dentist's voicemail is a memory entry and a transcript file. On generated households no training
+run reads, the adapted planner's first choice is the generator's in 89 % of questions (`edge-agent
+tune probe`); most of the rest found something in a neighbouring store and stopped there.
+
+So after the attempts, each query-only store not searched yet is searched with the words of the
+first search: no model call, milliseconds a store, its pill shown like any other. A find joins the
+side channels only when it holds more of the question's terms than anything the plan found
+(`relevance`); then the answer is synthesized over everything, since L2 answered from less. An
+equal find stays out: a tie would put a CV beside the passport note for "what's my passport
+number?" and attach it. Calendar searches need a range and are not repeated; nothing with an effect
+runs. Settings: harness.cross_check.
+"""
+from __future__ import annotations
+
+import time
+from typing import Any, Mapping
+
+from pydantic import ValidationError
+
+from edge_agent.harness.channels import DATA_CHANNELS, SideChannels
+from edge_agent.harness.toolagent import QUERY_FIELD, execute
+from edge_agent.harness.toolbox import Toolbox
+from edge_agent.harness.turn import TurnContext
+from edge_agent.store.text import QueryTerm, query_plan, text_matches
+from edge_agent.tools.base import Tool, ToolResult
+
+STORES = ("notes", "memory", "files")
+"""The channels whose tools take only words to look for."""
+ROLE = "cross_check"
+
+
+def searchable(tools: Mapping[str, Tool]) -> list[str]:
+    """The tools a cross-check may run: one of STORES, no effect, and callable with a query alone."""
+    names = []
+    for name, tool in tools.items():
+        manifest = tool.manifest
+        if manifest.channel not in STORES or manifest.has_effect or QUERY_FIELD not in tool.Args.model_fields:
+            continue
+        try:
+            tool.Args.model_validate({QUERY_FIELD: "x"})
+        except ValidationError:
+            continue
+        names.append(name)
+    return names
+
+
+def item_text(channel: str, item: Mapping[str, Any]) -> str:
+    """The words of one side-channel item that can match a question."""
+    keys = {"notes": ("title", "body"), "memory": ("who", "kind", "text"), "events": ("title", "location", "notes"),
+            "files": ("name", "path", "excerpt")}[channel]
+    return " ".join(str(item.get(k) or "") for k in keys)
+
+
+def relevance(terms: list[QueryTerm], channel: str, item: Mapping[str, Any]) -> int:
+    """How many of the question's terms naming a thing an item holds: value words ("number",
+    "phone": store.text.SOFT_WORDS) count only in a question of nothing else."""
+    hard = [t for t in terms if not t.soft] or terms
+    return len(text_matches(hard, item_text(channel, item)))
+
+
+def items(found: Any) -> list[Mapping[str, Any]]:
+    """The items of a payload or a side channel: a list's entries, or a file search's best hit."""
+    if isinstance(found, list):
+        return [i for i in found if isinstance(i, Mapping)]
+    if isinstance(found, Mapping) and isinstance(found.get("best"), Mapping):
+        return [found["best"]]
+    return []
+
+
+def best_relevance(terms: list[QueryTerm], channels: SideChannels) -> int:
+    """The relevance of the best item found so far (0 when nothing was)."""
+    return max((relevance(terms, ch, i) for ch in DATA_CHANNELS for i in getattr(channels, ch)), default=0)
+
+
+def keep_relevant(result: ToolResult, terms: list[QueryTerm], floor: int) -> ToolResult:
+    """`result` with only the items holding at least `floor` of the question's terms; a weak result
+    keeps nothing (a near miss in a store nobody chose is no answer)."""
+    payload = result.payload
+    if isinstance(payload, list):
+        kept: Any = [i for i in items(payload) if relevance(terms, result.channel, i) >= floor]
+    elif isinstance(payload, Mapping):
+        best = items(payload)
+        kept = {**payload, "best": best[0] if best and relevance(terms, result.channel, best[0]) >= floor else None}
+    else:
+        return result
+    if result.weak or not result.found:
+        kept = [] if isinstance(payload, list) else {**payload, "best": None}
+    return ToolResult(result.text, kept, channel=result.channel, pill=result.pill, found=bool(items(kept)))
+
+
+async def search_skipped(turn: TurnContext, toolbox: Toolbox) -> list[str]:
+    """Search the stores the attempts did not, with the first search's words; the tools whose
+    finds joined the side channels (each holding more of the question than the plan's best)."""
+    if not turn.queries:
+        return []
+    query = turn.queries[0]
+    terms = query_plan(turn.question)
+    floor = best_relevance(terms, turn.channels) + 1
+    joined: list[str] = []
+    for name in searchable(toolbox.tools):
+        if toolbox.manifest(name).channel in turn.channels.searched or turn.elapsed_s() > turn.limits.deadline_s:
+            continue
+        args = toolbox.tools[name].Args.model_validate({QUERY_FIELD: query})
+        t0 = time.perf_counter()
+        report = await execute(turn, toolbox, name, args, ROLE, narrow=lambda r: keep_relevant(r, terms, floor))
+        turn.cross_checked.append(name)
+        turn.tracer.log_step(0, ROLE, tool=name, result=report.kind, ms=(time.perf_counter() - t0) * 1000,
+                             tokens_in=0, tokens_out=0)
+        if report.kind == "ok":
+            joined.append(name)
+    return joined
