@@ -214,6 +214,7 @@ def _result(mode: str, q: Question, request_id: str, outcome: Outcome, runs: lis
             latency_ms: float, aliases: dict[str, str], effects: list[str]) -> QuestionResult:
     obs = observe(outcome, runs)
     sc = scoring.score(q, obs, aliases=aliases, effect_tools=effects)
+    planned = scoring.score(q, scoring.by_plan(obs, outcome.cross_checked), aliases=aliases, effect_tools=effects)
     usage = outcome.usage or {}
     prefill, decode = int(usage.get("prefill_tokens", 0)), int(usage.get("decode_tokens", 0))
     forced = int(usage.get("forced_tokens", 0))
@@ -224,7 +225,7 @@ def _result(mode: str, q: Question, request_id: str, outcome: Outcome, runs: lis
         exit_kind=outcome.exit_kind, answer=outcome.answer or "",
         attachment=attachment.get("name") or attachment.get("path"), tools_called=list(outcome.tools_called),
         calls=[{"tool": r.tool, "args": r.args, "found": r.found, "error": r.error} for r in obs.runs],
-        score=sc.as_dict(), latency_ms=round(latency_ms, 1), model_calls=int(usage.get("model_calls", 0)),
+        score={**sc.as_dict(), scoring.BY_PLAN: planned.tool_selection}, latency_ms=round(latency_ms, 1), model_calls=int(usage.get("model_calls", 0)),
         prefill_tokens=prefill, decode_tokens=decode, tool_ms=float(usage.get("tool_ms", 0.0)),
         pi_projected_s=projected, rss_mb=round(current_rss_mb(), 1),
         peak_rss_mb=round(peak_rss_mb(), 1), error=outcome.error, reason=getattr(outcome, "reason", None),

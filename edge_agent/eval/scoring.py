@@ -11,20 +11,26 @@
    question attaches the file; an unanswerable question says it found nothing and attaches nothing;
 4. terminated right — the loop ended with the expected exit kind (so no limit was hit);
 5. end to end — all four.
+
+Beside them, tool_selection_by_plan: tool selection counting only the tools the plan and its model
+calls ran, not those the harness's cross-check ran after it (harness/cross_check.py).
 """
 from __future__ import annotations
 
+import dataclasses
 import json
 import unicodedata
 from dataclasses import dataclass, field
 from pathlib import PurePosixPath, PureWindowsPath
-from typing import Any, Iterable, Mapping
+from typing import Any, Iterable, Mapping, Sequence
 
 from edge_agent.eval.questions import Question
 from edge_agent.harness.answer import says_not_found  # noqa: F401  (the one recogniser)
 
 POINTS: tuple[str, ...] = ("tool_selection", "arguments", "interpretation", "termination", "end_to_end")
 """The five failure points, in the order of the seed's table."""
+BY_PLAN = "tool_selection_by_plan"
+"""Tool selection by the plan alone (by_plan), kept beside the points in each result's score."""
 
 def normalise(text: str) -> str:
     """Case-folded, NFKC, typographic quotes/dashes made plain, whitespace collapsed."""
@@ -149,6 +155,16 @@ def score(q: Question, obs: Observation, *, aliases: Mapping[str, str] | None = 
         misses["termination"] = f"exit {obs.exit_kind}, expected {q.expected_exit}" + (
             f" ({obs.error})" if obs.error else "")
     return Score(selection, arguments, interpretation, termination, misses)
+
+
+def by_plan(obs: Observation, cross_checked: Sequence[str]) -> Observation:
+    """The observation without the tools the cross-check ran (the last run of each name): what the
+    plan and its model calls alone chose, for the tool_selection_by_plan figure."""
+    called = list(obs.tools_called)
+    for name in cross_checked:
+        if name in called:
+            del called[len(called) - 1 - called[::-1].index(name)]
+    return dataclasses.replace(obs, tools_called=called)
 
 
 def _canon(aliases: Mapping[str, str] | None):

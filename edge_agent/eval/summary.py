@@ -6,7 +6,7 @@ import statistics
 from typing import Any, Sequence
 
 from edge_agent.eval.projection import PI5, p50_p95
-from edge_agent.eval.scoring import POINTS
+from edge_agent.eval.scoring import BY_PLAN, POINTS
 
 ROUND = 4  # decimals kept for rates
 SUMMARY_VERSION = 1  # bumped when the summary.json shape changes
@@ -38,6 +38,7 @@ def summarize(mode: str, model: str, results: Sequence[Any], wall_s: float = 0.0
         "model": model,
         "questions": len(results),
         **{p: _rate(results, p) for p in POINTS},
+        BY_PLAN: _rate(results, BY_PLAN),
         "exit_kinds": dict(sorted(collections.Counter(r.exit_kind for r in results).items())),
         "latency_ms_p50": round(lat50, 1),
         "latency_ms_p95": round(lat95, 1),

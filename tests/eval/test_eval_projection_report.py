@@ -30,7 +30,7 @@ def test_p50_p95_use_the_one_nearest_rank_percentile():
 
 def _result(mode, qid, category, e2e, latency_ms, prefill, decode, **score):
     points = {"tool_selection": True, "arguments": True, "interpretation": True, "termination": True, **score}
-    points["end_to_end"] = e2e and all(points.values())
+    points["end_to_end"] = e2e and all(v for k, v in points.items() if k != "tool_selection_by_plan")
     points["misses"] = {} if points["end_to_end"] else {"interpretation": "answer lacks ['x']"}
     return QuestionResult(mode=mode, id=qid, category=category, question=f"{qid}?", request_id=f"r-{qid}",
                           exit_kind="complete" if e2e else "step_limit", answer=f"answer | {qid}", attachment=None,
@@ -41,8 +41,8 @@ def _result(mode, qid, category, e2e, latency_ms, prefill, decode, **score):
 
 
 def _runs():
-    harness = [_result("harness", "a", "person", True, 2000, 1335, 44),
-               _result("harness", "b", "date", False, 4000, 2670, 88, interpretation=False)]
+    harness = [_result("harness", "a", "person", True, 2000, 1335, 44, tool_selection_by_plan=False),
+               _result("harness", "b", "date", False, 4000, 2670, 88, interpretation=False, tool_selection_by_plan=True)]
     direct = [_result("direct", "a", "person", False, 1000, 2000, 100, tool_selection=False),
               _result("direct", "b", "date", False, 3000, 2000, 100, termination=False)]
     return harness, direct
@@ -56,6 +56,7 @@ def test_summary_overall_metrics():
     assert s["pi_projected_s_p50"] == pytest.approx(round(1335 / 26.7 + 44 / 4.42, 1), abs=0.06)
     assert s["prefill_tokens_mean"] == 2002.5 and s["decode_tokens_mean"] == 66.0 and s["model_calls_mean"] == 3.0
     assert s["exit_kinds"] == {"complete": 1, "step_limit": 1}
+    assert s["tool_selection"] == 1.0 and s["tool_selection_by_plan"] == 0.5  # a cross-check ran one
     assert s["by_category"] == {"date": {"questions": 1, "end_to_end": 0.0},
                                 "person": {"questions": 1, "end_to_end": 1.0}}
     assert s["peak_rss_mb"] == 414.0
@@ -70,6 +71,7 @@ def test_report_files_compare_the_modes(tmp_path):
     md = paths["report"].read_text(encoding="utf-8")
     assert "| metric | harness | direct |" in md
     assert "| **end to end** | 0.50 | 0.00 |" in md
+    assert "| tool selection by the plan alone (no cross-check) | 0.50 | 0.00 |" in md
     assert "projection" in md.lower() and "26.7 tok/s" in md and "4.42 tok/s" in md
     assert "![five failure points and latency by mode](chart.png)" in md
     assert "| harness | b | date | step_limit | interpretation |" in md

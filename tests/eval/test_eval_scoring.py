@@ -5,7 +5,7 @@ import pytest
 
 from edge_agent.eval.questions import Question
 from edge_agent.eval.recorder import ToolRecorder, dispatched_runs
-from edge_agent.eval.scoring import Observation, ToolRun, says_not_found, score
+from edge_agent.eval.scoring import Observation, ToolRun, by_plan, says_not_found, score
 from edge_agent.harness.answer import NOT_FOUND
 from edge_agent.tools.base import Tool, ToolContext, ToolError, ToolResult
 from edge_agent.tools.check_notebook import CheckNotebook
@@ -27,6 +27,17 @@ def test_all_right_is_right_end_to_end():
     s = score(Q["t-person"], obs)
     assert (s.tool_selection, s.arguments, s.interpretation, s.termination, s.end_to_end) == (True,) * 5
     assert s.misses == {}
+
+
+def test_by_plan_leaves_out_what_the_cross_check_ran():
+    # The plan searched the files; the cross-check then searched the notebook, where the note was.
+    obs = Observation("complete", "Your dentist's number is 0117 496 0733.",
+                      ["find_file", "check_notebook", "check_notebook"], runs=[notebook_run()])
+    assert score(Q["t-person"], obs).tool_selection
+    assert by_plan(obs, ["check_notebook"]).tools_called == ["find_file", "check_notebook"]
+    alone = by_plan(Observation("complete", "", ["find_file", "check_notebook"]), ["check_notebook"])
+    assert alone.tools_called == ["find_file"]
+    assert not score(Q["t-person"], alone).tool_selection
 
 
 def test_no_tool_called_fails_selection_and_arguments():
