@@ -7,7 +7,7 @@ run reads, the adapted planner's first choice is the generator's in 89 % of ques
 tune probe`); most of the rest found something in a neighbouring store and stopped there.
 
 So after the attempts, each query-only store not searched yet is searched with the words of the
-first search: no model call, milliseconds a store, its pill shown like any other. A find joins the
+first search that had any (an empty query browses the notebook's recent notes): no model call, milliseconds a store, its pill shown like any other. A find joins the
 side channels only when it holds more of the question's terms than anything the plan found
 (`relevance`); then the answer is synthesized over everything, since L2 answered from less. An
 equal find stays out: a tie would put a CV beside the passport note for "what's my passport
@@ -25,7 +25,7 @@ from edge_agent.harness.channels import DATA_CHANNELS, SideChannels
 from edge_agent.harness.toolagent import QUERY_FIELD, execute
 from edge_agent.harness.toolbox import Toolbox
 from edge_agent.harness.turn import TurnContext
-from edge_agent.store.text import QueryTerm, query_plan, text_matches
+from edge_agent.store.text import QueryTerm, query_plan, query_terms, text_matches
 from edge_agent.tools.base import Tool, ToolResult
 
 STORES = ("notes", "memory", "files")
@@ -95,16 +95,19 @@ def keep_relevant(result: ToolResult, terms: list[QueryTerm], floor: int) -> Too
 async def search_skipped(turn: TurnContext, toolbox: Toolbox) -> list[str]:
     """Search the stores the attempts did not, with the first search's words; the tools whose
     finds joined the side channels (each holding more of the question than the plan's best)."""
-    if not turn.queries:
+    query = next((q for q in turn.queries if query_terms(q)), None)
+    if query is None:  # nothing searched, or only browsed ("recent notes"): no words to reuse
         return []
-    query = turn.queries[0]
     terms = query_plan(turn.question)
     floor = best_relevance(terms, turn.channels) + 1
     joined: list[str] = []
     for name in searchable(toolbox.tools):
         if toolbox.manifest(name).channel in turn.channels.searched or turn.elapsed_s() > turn.limits.deadline_s:
             continue
-        args = toolbox.tools[name].Args.model_validate({QUERY_FIELD: query})
+        try:
+            args = toolbox.tools[name].Args.model_validate({QUERY_FIELD: query})
+        except ValidationError:  # too long for this tool, say: it is not searched
+            continue
         t0 = time.perf_counter()
         report = await execute(turn, toolbox, name, args, ROLE, narrow=lambda r: keep_relevant(r, terms, floor))
         turn.cross_checked.append(name)

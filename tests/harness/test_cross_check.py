@@ -79,6 +79,14 @@ async def test_without_the_switch_only_the_plan_searches(make_harness, store):
     assert out.tools_called == ["check_notebook"]
 
 
+async def test_a_browse_without_words_is_not_cross_checked(make_harness):
+    # An empty query lists the recent notes; find_file would refuse it. Seen with the real model.
+    model = role_model(planner=[plan("person_facts")], l2=[call("check_notebook", "recent notes"), answer("Leo.")],
+                       l3={"check_notebook": [{"query": ""}]})
+    out = await make_harness(model, cross_check=True).ask("When is Leo's birthday?", request_id="x6")
+    assert out.exit_kind == "complete" and out.tools_called == ["check_notebook"]
+
+
 async def test_nothing_is_cross_checked_when_no_store_was_searched(make_harness):
     model = role_model(planner=[plan("date_question")], l2=[call("current_date", "today")])
     out = await make_harness(model, cross_check=True).ask("What's the date today?", request_id="x4")
