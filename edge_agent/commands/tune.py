@@ -1,4 +1,4 @@
-"""`edge-agent tune data|probe|install`: the adapter's training set, a held-out check, and installing.
+"""`edge-agent tune data|probe|install`: the adapter's training set, held-out checks, and installing.
 
 Training itself runs in its own environment (torch, transformers, peft): deploy/train-adapter.sh
 does every step, from a fresh machine to the installed adapter.
@@ -21,6 +21,8 @@ def register(sub, parents) -> None:
     probe = group.add_parser("probe", parents=parents,
                              help="the planner's first choice on held-out generated households (JSON)")
     probe.add_argument("--households", type=int, default=8, help="households to read (default 8, ~39 questions each)")
+    probe.add_argument("--whole", action="store_true",
+                       help="run the questions through the whole harness and score them like eval (~2 s each)")
     probe.add_argument("--adapter", type=Path, default=None,
                        help="an adapter GGUF to judge instead of the configured one (e.g. tune-work/adapter.gguf)")
     probe.set_defaults(func=run_probe)
@@ -48,7 +50,7 @@ def run_probe(args, settings) -> int:
     import time
 
     from edge_agent.llm import load_model
-    from edge_agent.tune.probe import probe_households, probe_planner
+    from edge_agent.tune.probe import probe_harness, probe_households, probe_planner
 
     try:
         probe_households(args.households)
@@ -60,11 +62,15 @@ def run_probe(args, settings) -> int:
         settings.model.adapter = str(args.adapter)
     t0 = time.perf_counter()
     model = load_model(settings)
+    say = lambda line: print(line, file=sys.stderr)  # noqa: E731
     try:
-        probe = asyncio.run(probe_planner(model, args.households, progress=lambda line: print(line, file=sys.stderr)))
+        if args.whole:
+            summary = asyncio.run(probe_harness(model, settings, args.households, progress=say))
+        else:
+            summary = asyncio.run(probe_planner(model, args.households, progress=say)).summary()
     finally:
         model.close()
-    print(json.dumps({"model": model.name, **probe.summary(), "seconds": round(time.perf_counter() - t0, 1)}))
+    print(json.dumps({"model": model.name, **summary, "seconds": round(time.perf_counter() - t0, 1)}))
     return 0
 
 

@@ -7,16 +7,21 @@ eval. The expected skill is the generator's ideal plan.
 Held-out by construction: every household a training run reads is a multiple of
 HOUSEHOLDS_PER_SEED (dataset.household_seed(seed, 0), build.collect), and the probe's are
 FIRST_HOUSEHOLD + i, never one (test_tune_probe checks it).
+
+`probe_harness` runs the same questions through the whole harness instead, scored like `eval`
+(about 2 s a question here): the end-to-end check on data nothing was tuned on, beside world/.
 """
 from __future__ import annotations
 
+import io
 import tempfile
+import time
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
-from edge_agent.config import HarnessSettings
+from edge_agent.config import HarnessSettings, Settings
 from edge_agent.harness.planner import Planner
 from edge_agent.harness.skills import load_skills
 from edge_agent.harness.turn import Limits, TurnContext
@@ -98,3 +103,32 @@ async def probe_planner(model: Model, households: int, first: int = FIRST_HOUSEH
             if progress is not None:
                 progress(f"household {seed}: planner {probe.right}/{probe.asked}")
     return probe
+
+
+async def probe_harness(model: Model, settings: Settings, households: int, first: int = FIRST_HOUSEHOLD,
+                        progress: Callable[[str], None] | None = None) -> dict:
+    """Every generated question of `households` households through the whole harness, scored and
+    summarized as `eval` does (`settings` gives the harness section; each household gets its own
+    data dir and time zone)."""
+    from edge_agent.eval.runner import run_mode
+    from edge_agent.eval.summary import summarize
+    from edge_agent.eval.world_setup import ensure_world_loaded, world_clock
+
+    seeds = probe_households(households, first)
+    results: list = []
+    t0 = time.perf_counter()
+    with tempfile.TemporaryDirectory(prefix="edge-agent-probe-") as tmp:
+        for seed in seeds:
+            household = generate_household(seed, Path(tmp) / f"h{seed}")
+            here = settings.model_copy(deep=True, update={"data_dir": Path(tmp) / f"d{seed}",
+                                                          "timezone": household.timezone})
+            await ensure_world_loaded(here, household.directory, err=io.StringIO())
+            run = await run_mode("harness", here, questions_for(household, 0), world_clock(household.directory),
+                                 model=model, run_id=f"probe{seed}", progress=lambda _: None)
+            results += run.results
+            if progress is not None:
+                right = sum(r.end_to_end for r in results)
+                progress(f"household {seed}: end to end {right}/{len(results)}")
+    summary = summarize("harness", model.name, results, time.perf_counter() - t0)
+    summary["households"] = list(seeds)
+    return summary

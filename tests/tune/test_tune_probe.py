@@ -78,3 +78,19 @@ async def test_the_shipped_adapter_plans_held_out_questions_the_base_model_does_
 
     tuned, base = await accuracy("auto"), await accuracy("none")
     assert tuned >= 0.6 and tuned - base >= 0.3, (tuned, base)
+
+
+async def test_the_whole_harness_probe_scores_every_question_like_eval(tmp_path):
+    # A model that plans "none" wherever it may and says it does not know: the run is scored as
+    # eval scores, on the household's own data dir, and hardly anything is right.
+    def fn(info):
+        if info.role == "planner":
+            return _always("none")(info)
+        return "I don't know." if info.schema is None else {"answer": "I don't know."}
+
+    settings = load_settings(None, {"data_dir": str(tmp_path / "mine")}, environ={})
+    summary = await probes.probe_harness(FunctionModel(fn=fn), settings, 1)
+    questions = questions_for(generate_household(probes.FIRST_HOUSEHOLD, tmp_path / "h"), 0)
+    assert summary["households"] == [probes.FIRST_HOUSEHOLD] and summary["questions"] == len(questions)
+    assert 0 <= summary["end_to_end"] < 0.3 and summary["tool_selection_by_plan"] <= summary["tool_selection"]
+    assert not (tmp_path / "mine").exists()  # the asker's own data dir is never touched
