@@ -113,7 +113,6 @@ def _from_the_asker(toolbox: Toolbox, name: str, dumped: dict[str, Any], questio
     return grounded
 
 
-
 class ToolAgent:
     """Runs one dispatch: craft the arguments in a fresh one-tool session, then run the tool."""
 
