@@ -7,12 +7,12 @@ run reads, the adapted planner's first choice is the generator's in 89 % of ques
 tune probe`); most of the rest found something in a neighbouring store and stopped there.
 
 So after the attempts, each query-only store not searched yet is searched with the words of the
-first search that had any (an empty query browses the notebook's recent notes): no model call, milliseconds a store, its pill shown like any other. A find joins the
-side channels only when it holds more of the question's terms than anything the plan found
-(`relevance`); then the answer is synthesized over everything, since L2 answered from less. An
-equal find stays out: a tie would put a CV beside the passport note for "what's my passport
-number?" and attach it. Calendar searches need a range and are not repeated; nothing with an effect
-runs. Settings: harness.cross_check.
+first search that had any (an empty query only lists recent notes): no model call, milliseconds a
+store, its pill shown like any other. A find joins the side channels only when it holds more of
+the question's terms than anything the plan found (`relevance`); then the answer is synthesized
+over everything, since L2 answered from less. An equal find stays out: a tie would put a CV
+beside the passport note for "what's my passport number?" and attach it. Calendar searches need a
+range and are not repeated; nothing with an effect runs. Settings: harness.cross_check.
 """
 from __future__ import annotations
 

@@ -9,7 +9,7 @@ HOUSEHOLDS_PER_SEED (dataset.household_seed(seed, 0), build.collect), and the pr
 FIRST_HOUSEHOLD + i, never one (test_tune_probe checks it).
 
 `probe_harness` runs the same questions through the whole harness instead, scored like `eval`
-(about 2 s a question here): the end-to-end check on data nothing was tuned on, beside world/.
+(about 2 s a question here): the end-to-end check on data nothing was tuned on, beside the eval set.
 """
 from __future__ import annotations
 
