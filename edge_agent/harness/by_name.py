@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from edge_agent.harness.channels import EVENTS_CHANNEL, item_text
 from edge_agent.harness.citation import event_text
 from edge_agent.store.text import QueryTerm, query_plan, stems, text_matches, tokens
 from edge_agent.tools.base import ToolResult
@@ -42,14 +43,10 @@ def _split(terms: list[QueryTerm]) -> tuple[list[QueryTerm], list[QueryTerm]]:
     return [t for t in terms if not set(t.word.split()) <= CALENDAR_WORDS | EVENT_NOUNS], nouns
 
 
-def _words(event: dict[str, Any]) -> str:
-    return " ".join(str(event.get(k) or "") for k in ("title", "location", "notes"))
-
-
 def mentions(event: dict[str, Any], terms: list[QueryTerm]) -> int:
     """How many of the terms the event's title, place or notes hold (by stems, or as the start of a
     longer word: "hair appointment" finds the "Haircut")."""
-    text = _words(event)
+    text = item_text(EVENTS_CHANNEL, event)
     have = set(text_matches(terms, text))
     words = tokens(text)
     for t in terms:

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import copy
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Mapping
 
 from edge_agent.tools.base import ToolResult
 
@@ -15,6 +15,14 @@ DATA_CHANNELS = ("files", "notes", "events", "memory")
 """Channels of the user's own data (the rest is context: today's date, the device list)."""
 EVENTS_CHANNEL = "events"
 """The calendar's channel."""
+SEARCHED_FIELDS = {"notes": ("title", "body"), "memory": ("who", "kind", "text"),
+                   EVENTS_CHANNEL: ("title", "location", "notes"), "files": ("name", "path", "excerpt")}
+"""The fields of a side-channel item whose words can match a question."""
+
+
+def item_text(channel: str, item: Mapping[str, Any]) -> str:
+    """The words of one side-channel item that can match a question (SEARCHED_FIELDS)."""
+    return " ".join(str(item.get(k) or "") for k in SEARCHED_FIELDS[channel])
 
 
 @dataclass

@@ -17,11 +17,11 @@ range and are not repeated; nothing with an effect runs. Settings: harness.cross
 from __future__ import annotations
 
 import time
-from typing import Any, Mapping
+from typing import Any, Mapping, Sequence
 
 from pydantic import ValidationError
 
-from edge_agent.harness.channels import DATA_CHANNELS, SideChannels
+from edge_agent.harness.channels import DATA_CHANNELS, SideChannels, item_text
 from edge_agent.harness.toolagent import QUERY_FIELD, execute
 from edge_agent.harness.toolbox import Toolbox
 from edge_agent.harness.turn import TurnContext
@@ -33,8 +33,9 @@ STORES = ("notes", "memory", "files")
 ROLE = "cross_check"
 
 
-def searchable(tools: Mapping[str, Tool]) -> list[str]:
-    """The tools a cross-check may run: one of STORES, no effect, and callable with a query alone."""
+def searchable(tools: Mapping[str, Tool]) -> tuple[str, ...]:
+    """The tools a cross-check may run: one of STORES, no effect, and callable with a query alone
+    (read once from the manifests, by the Harness)."""
     names = []
     for name, tool in tools.items():
         manifest = tool.manifest
@@ -45,21 +46,19 @@ def searchable(tools: Mapping[str, Tool]) -> list[str]:
         except ValidationError:
             continue
         names.append(name)
-    return names
+    return tuple(names)
 
 
-def item_text(channel: str, item: Mapping[str, Any]) -> str:
-    """The words of one side-channel item that can match a question."""
-    keys = {"notes": ("title", "body"), "memory": ("who", "kind", "text"), "events": ("title", "location", "notes"),
-            "files": ("name", "path", "excerpt")}[channel]
-    return " ".join(str(item.get(k) or "") for k in keys)
+def thing_terms(question: str) -> list[QueryTerm]:
+    """The question's terms that name a thing: value words ("number", "phone": store.text.SOFT_WORDS)
+    only in a question of nothing else."""
+    terms = query_plan(question)
+    return [t for t in terms if not t.soft] or terms
 
 
 def relevance(terms: list[QueryTerm], channel: str, item: Mapping[str, Any]) -> int:
-    """How many of the question's terms naming a thing an item holds: value words ("number",
-    "phone": store.text.SOFT_WORDS) count only in a question of nothing else."""
-    hard = [t for t in terms if not t.soft] or terms
-    return len(text_matches(hard, item_text(channel, item)))
+    """How many of `terms` (thing_terms) an item holds."""
+    return len(text_matches(terms, item_text(channel, item)))
 
 
 def items(found: Any) -> list[Mapping[str, Any]]:
@@ -77,31 +76,28 @@ def best_relevance(terms: list[QueryTerm], channels: SideChannels) -> int:
 
 
 def keep_relevant(result: ToolResult, terms: list[QueryTerm], floor: int) -> ToolResult:
-    """`result` with only the items holding at least `floor` of the question's terms; a weak result
-    keeps nothing (a near miss in a store nobody chose is no answer)."""
+    """`result` with only the items holding at least `floor` of `terms`; a weak result keeps
+    nothing (a near miss in a store nobody chose is no answer)."""
     payload = result.payload
-    if isinstance(payload, list):
-        kept: Any = [i for i in items(payload) if relevance(terms, result.channel, i) >= floor]
-    elif isinstance(payload, Mapping):
-        best = items(payload)
-        kept = {**payload, "best": best[0] if best and relevance(terms, result.channel, best[0]) >= floor else None}
-    else:
+    if not isinstance(payload, (list, Mapping)):
         return result
-    if result.weak or not result.found:
-        kept = [] if isinstance(payload, list) else {**payload, "best": None}
-    return ToolResult(result.text, kept, channel=result.channel, pill=result.pill, found=bool(items(kept)))
+    good = [] if result.weak or not result.found else \
+        [i for i in items(payload) if relevance(terms, result.channel, i) >= floor]
+    kept: Any = good if isinstance(payload, list) else {**payload, "best": good[0] if good else None}
+    return ToolResult(result.text, kept, channel=result.channel, pill=result.pill, found=bool(good))
 
 
-async def search_skipped(turn: TurnContext, toolbox: Toolbox) -> list[str]:
-    """Search the stores the attempts did not, with the first search's words; the tools whose
-    finds joined the side channels (each holding more of the question than the plan's best)."""
+async def search_skipped(turn: TurnContext, toolbox: Toolbox, tools: Sequence[str]) -> list[str]:
+    """Search with `tools` (searchable) the stores the attempts did not, with the first search's
+    words; the tools whose finds joined the side channels (each holding more of the question
+    than the plan's best)."""
     query = next((q for q in turn.queries if query_terms(q)), None)
     if query is None:  # nothing searched, or only browsed ("recent notes"): no words to reuse
         return []
-    terms = query_plan(turn.question)
+    terms = thing_terms(turn.question)
     floor = best_relevance(terms, turn.channels) + 1
     joined: list[str] = []
-    for name in searchable(toolbox.tools):
+    for name in tools:
         if toolbox.manifest(name).channel in turn.channels.searched or turn.elapsed_s() > turn.limits.deadline_s:
             continue
         try:

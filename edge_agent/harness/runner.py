@@ -18,7 +18,7 @@ import aiosqlite
 
 from edge_agent.harness import answer as answers
 from edge_agent.harness.startup import static_heads
-from edge_agent.harness.cross_check import search_skipped
+from edge_agent.harness.cross_check import search_skipped, searchable
 from edge_agent.harness.direct import run_direct
 from edge_agent.harness.follower import Follower, FollowEnd
 from edge_agent.harness.outcome import Outcome, PendingAction, PillSink
@@ -65,6 +65,8 @@ class Harness:
     def __post_init__(self) -> None:
         self.planner = Planner.for_tools(self.skills, self.toolbox.tools)
         self.follower = Follower(self.toolbox, self.constrain_l2)
+        self.searchable = searchable(self.toolbox.tools) if self.cross_check else ()
+        """The tools the cross-check runs (cross_check.searchable)."""
 
     async def static_heads(self) -> list[str]:
         """Every static prompt head as of today, rendered: what the runtime evaluates once and keeps."""
@@ -141,7 +143,7 @@ class Harness:
             if not self.planner.untried(tried):
                 break
             log.info("request %s: attempt %d (%s) found nothing usable", turn.request_id, attempt, plan.skill)
-        if self.cross_check and await search_skipped(turn, self.toolbox) and end is not None:
+        if await search_skipped(turn, self.toolbox, self.searchable) and end is not None:
             end = dataclasses.replace(end, answer=None)  # L2 read only its own store: synthesis reads all
         return end, False
 

@@ -2,8 +2,7 @@
 from __future__ import annotations
 
 from harness_kit import answer, call, plan, role_model
-from edge_agent.harness.cross_check import keep_relevant, relevance, searchable
-from edge_agent.store.text import query_plan
+from edge_agent.harness.cross_check import keep_relevant, relevance, searchable, thing_terms
 from edge_agent.tools.base import ToolResult
 from edge_agent.tools.registry import build_tools
 
@@ -18,13 +17,13 @@ def test_only_query_only_stores_are_cross_checked():
 
 def test_value_words_do_not_make_an_item_relevant():
     # "What's my passport number?": a CV with a phone number is not about a passport.
-    terms = query_plan("What's my passport number?")
+    terms = thing_terms("What's my passport number?")
     assert relevance(terms, "files", {"name": "cv.pdf", "excerpt": "Phone number 07700 900111"}) == 0
     assert relevance(terms, "notes", {"title": "Passport", "body": "Renew by June."}) == 1
 
 
 def test_keep_relevant_keeps_only_items_over_the_floor_and_nothing_weak():
-    terms = query_plan("What did Marek say about the boiler service?")
+    terms = thing_terms("What did Marek say about the boiler service?")
     items = [{"id": 1, "who": "Marek", "kind": "message", "text": MAREK_SAID},
              {"id": 2, "who": "Ana", "kind": "chat", "text": "The boiler is noisy."}]
     kept = keep_relevant(ToolResult("2 entries", items, channel="memory"), terms, 2)
