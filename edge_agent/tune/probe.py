@@ -19,7 +19,7 @@ import time
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable
+from typing import Callable, Iterator
 
 from edge_agent.config import HarnessSettings, Settings
 from edge_agent.harness.planner import Planner
@@ -28,7 +28,7 @@ from edge_agent.harness.turn import Limits, TurnContext
 from edge_agent.llm.base import Model
 from edge_agent.tools.registry import build_tools
 from edge_agent.tune.dataset import HOUSEHOLDS_PER_SEED
-from edge_agent.tune.households import generate_household
+from edge_agent.tune.households import Household, generate_household
 from edge_agent.tune.scenarios import questions_for
 
 FIRST_HOUSEHOLD = 5000  # the probe reads households 5000, 5001, ...: no training run reads them
@@ -85,28 +85,32 @@ def probe_households(households: int, first: int = FIRST_HOUSEHOLD) -> range:
     return range(first, first + households)
 
 
-async def probe_planner(model: Model, households: int, first: int = FIRST_HOUSEHOLD,
-                        progress: Callable[[str], None] | None = None) -> PlannerProbe:
-    """The planner's first choice for every generated question of `households` households."""
+def held_out(households: int, first: int = FIRST_HOUSEHOLD) -> Iterator[tuple[int, Household, Path]]:
+    """Each probe household, generated into a temporary folder: (seed, household, a data dir for it);
+    all removed once the loop ends."""
     seeds = probe_households(households, first)
-    skills = load_skills()
-    planner = Planner.for_tools(skills, build_tools())
-    limits = Limits.from_settings(HarnessSettings())
-    probe = PlannerProbe()
     with tempfile.TemporaryDirectory(prefix="edge-agent-probe-") as tmp:
         for seed in seeds:
-            household = generate_household(seed, Path(tmp) / f"h{seed}")
-            probe.households.append(seed)
-            for q in questions_for(household, 0):
-                chosen = await planner.plan(TurnContext(f"probe-{seed}-{q.id}", q.question, model, limits))
-                probe.add(q.question, q.plan.skill, chosen.skill)
-            if progress is not None:
-                progress(f"household {seed}: planner {probe.right}/{probe.asked}")
+            yield seed, generate_household(seed, Path(tmp) / f"h{seed}"), Path(tmp) / f"d{seed}"
+
+
+async def probe_planner(model: Model, households: int, first: int = FIRST_HOUSEHOLD,
+                        progress: Callable[[str], None] = lambda _: None) -> PlannerProbe:
+    """The planner's first choice for every generated question of `households` households."""
+    planner = Planner.for_tools(load_skills(), build_tools())
+    limits = Limits.from_settings(HarnessSettings())
+    probe = PlannerProbe()
+    for seed, household, _ in held_out(households, first):
+        probe.households.append(seed)
+        for q in questions_for(household, 0):
+            chosen = await planner.plan(TurnContext(f"probe-{seed}-{q.id}", q.question, model, limits))
+            probe.add(q.question, q.plan.skill, chosen.skill)
+        progress(f"household {seed}: planner {probe.right}/{probe.asked}")
     return probe
 
 
 async def probe_harness(model: Model, settings: Settings, households: int, first: int = FIRST_HOUSEHOLD,
-                        progress: Callable[[str], None] | None = None) -> dict:
+                        progress: Callable[[str], None] = lambda _: None) -> dict:
     """Every generated question of `households` households through the whole harness, scored and
     summarized as `eval` does (`settings` gives the harness section; each household gets its own
     data dir and time zone)."""
@@ -114,21 +118,17 @@ async def probe_harness(model: Model, settings: Settings, households: int, first
     from edge_agent.eval.summary import summarize
     from edge_agent.eval.world_setup import ensure_world_loaded, world_clock
 
-    seeds = probe_households(households, first)
+    seeds: list[int] = []
     results: list = []
     t0 = time.perf_counter()
-    with tempfile.TemporaryDirectory(prefix="edge-agent-probe-") as tmp:
-        for seed in seeds:
-            household = generate_household(seed, Path(tmp) / f"h{seed}")
-            here = settings.model_copy(deep=True, update={"data_dir": Path(tmp) / f"d{seed}",
-                                                          "timezone": household.timezone})
-            await ensure_world_loaded(here, household.directory, err=io.StringIO())
-            run = await run_mode("harness", here, questions_for(household, 0), world_clock(household.directory),
-                                 model=model, run_id=f"probe{seed}", progress=lambda _: None)
-            results += run.results
-            if progress is not None:
-                right = sum(r.end_to_end for r in results)
-                progress(f"household {seed}: end to end {right}/{len(results)}")
+    for seed, household, data_dir in held_out(households, first):
+        here = settings.model_copy(deep=True, update={"data_dir": data_dir, "timezone": household.timezone})
+        await ensure_world_loaded(here, household.directory, err=io.StringIO())
+        run = await run_mode("harness", here, questions_for(household, 0), world_clock(household.directory),
+                             model=model, run_id=f"probe{seed}", progress=lambda _: None)
+        seeds.append(seed)
+        results += run.results
+        progress(f"household {seed}: end to end {sum(r.end_to_end for r in results)}/{len(results)}")
     summary = summarize("harness", model.name, results, time.perf_counter() - t0)
-    summary["households"] = list(seeds)
+    summary["households"] = seeds
     return summary
