@@ -169,6 +169,8 @@ def write_world(hh: Household) -> None:
                                                         "when": m.when.isoformat(timespec="seconds"), "text": m.text},
                                                        ensure_ascii=False) + "\n" for m in hh.memories), encoding="utf-8")
     (d / "calendar.ics").write_bytes(to_ics(hh.events, hh.timezone, hh.user.first, hh.now).encode("utf-8"))
+    for name in ("world.toml", "notebook.jsonl", "memory.jsonl", "calendar.ics"):  # the same seed, the same tree
+        os.utime(d / name, (hh.now.timestamp(), hh.now.timestamp()))
     files = d / "files"
     if files.exists():
         shutil.rmtree(files)
