@@ -188,6 +188,7 @@ async def run_mode(mode: str, settings: Settings, questions: Sequence[Question],
     passed = 0
     settings.harness.log_chats = False  # one question's answer must not become the next one's memory
     async with build_assistant(settings, model=use_model, now=clock.now, tools=tools) as assistant:
+        await assistant.wait_warm()  # every question meets the same head cache: stable token counts
         for i, q in enumerate(questions, 1):
             if time_box_s is not None and time.perf_counter() - started > time_box_s:
                 progress(f"[{mode}] time box of {time_box_s:g} s spent: stopping after {i - 1} of {len(questions)}")

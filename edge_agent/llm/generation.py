@@ -155,7 +155,9 @@ def prefill(ev: Evaluator, tokens: Sequence[int], cached: int, progress: Progres
             checkpoint: int = 0, on_checkpoint: Callable[[], None] | None = None) -> None:
     """Evaluate `tokens`, reusing the first `cached` positions already in the KV cache.
 
-    With a checkpoint inside the evaluated part, `on_checkpoint()` runs when the context holds
+    With a checkpoint inside the evaluated part, the tokens before it and those after it are
+    evaluated apart (a prompt's head is always computed on its own, so its cells are the same
+    whether it was kept or not), and `on_checkpoint()`, if given, runs when the context holds
     exactly tokens[:checkpoint] (a new prompt head is kept there, on the way)."""
     t0 = time.perf_counter()
     if cached > 0:
@@ -167,9 +169,10 @@ def prefill(ev: Evaluator, tokens: Sequence[int], cached: int, progress: Progres
     progress.prefilled = len(tokens) - cached
     try:
         ev.control.before_batch(len(tokens) - cached)  # the whole prefill must fit, not just a batch
-        if on_checkpoint is not None and cached < checkpoint < len(tokens):
+        if cached < checkpoint < len(tokens):
             ev.eval(tokens[cached:checkpoint])
-            on_checkpoint()
+            if on_checkpoint is not None:
+                on_checkpoint()
             ev.eval(tokens[checkpoint:])
         else:
             ev.eval(tokens[cached:])

@@ -100,6 +100,8 @@ class LlamaCppModel:
         self._busy = threading.Lock()
         """Held by the worker thread for a whole generation: close() takes it to wait for one."""
         self._forgets: collections.deque[str] = collections.deque()
+        self._kv_head = 0
+        """How many leading tokens of the context are a head computed from position 0 on its own."""
         self.sessions = SessionKeeper(enabled=keep_sessions)
         """Snapshots and token trails of paused sessions (L2 while L3 runs)."""
         settings = {"n_ctx": self.n_ctx, "n_batch": kwargs["n_batch"], "swa_full": True,
@@ -168,54 +170,53 @@ class LlamaCppModel:
         while self._forgets:
             self.sessions.forget(self._forgets.popleft())
 
-    def _cached_prefix(self, tokens: list[int]) -> int:
-        llm = self._llm
-        return common_prefix(llm._input_ids[: llm.n_tokens], tokens[:-1])
-
     def _evaluator(self) -> Evaluator:
         if self._ev is None:
             self._ev = Evaluator(self._llm)
         return self._ev
 
-    def _restore_head(self, tokens: list[int], cached: int) -> int:
-        """Restore the cached head sharing the longest prefix with `tokens` when that beats
-        prefilling it; returns the tokens the context now shares with the prompt."""
-        heads = self.heads
-        if not heads.enabled or not heads._index:
-            return cached
-        best = heads.best(tokens)
-        if best is None:
-            heads.stats.misses += 1
-            return cached
-        heads.stats.hits += 1
-        key, n = best
-        if n <= cached:
-            return cached  # already in the KV cache (the same head, or a session that started with it)
-        data = heads.data(key)
-        if data is None or not self.sessions.worth_restore(len(data), n - cached):
-            return cached
-        t0 = time.perf_counter()
-        set_seq_state(self._llm, data, heads._index[key])
-        self._evaluator().truncate(n)
-        ms = (time.perf_counter() - t0) * 1000
-        heads.stats.restores += 1
-        heads.stats.restore_ms += ms
-        self.sessions.observe_restore(len(data), ms)
-        return n
-
-    def _new_head(self, head: str | None, tokens: list[int]) -> int:
-        """How many leading prompt tokens are a static head not yet cached (0: none to keep).
-        Read under the lock: the cache is only touched there."""
-        if not head or not self.heads.enabled:
+    def _head_length(self, head: str | None, tokens: list[int]) -> int:
+        """Where the prompt's static head ends in `tokens` (0: no head worth keeping). Read
+        under the lock."""
+        if not head:
             return 0
         n = common_prefix(self.tokenize(head, add_bos=True), tokens)
-        if n < MIN_HEAD_TOKENS or n >= len(tokens):
+        return n if MIN_HEAD_TOKENS <= n < len(tokens) else 0
+
+    def _reuse(self, tokens: list[int], session: str | None, head_len: int) -> int:
+        """How many leading prompt tokens the context may keep: canonical KV, whatever ran before.
+
+        A token's KV cells depend (in the last bits) on the batch it was evaluated in, and a greedy
+        answer can turn on those bits. So a prompt reuses only what was computed the same way it
+        would compute it itself: its session's own trail (L2 resuming after L3), or its static head,
+        evaluated from position 0 on its own (in the context already, or restored from the head
+        cache). Never an arbitrary common prefix with the last prompt: cold and warm, the same
+        prompt then gets the same cells, and the same answer."""
+        llm = self._llm
+        in_kv = common_prefix(llm._input_ids[: llm.n_tokens], tokens[:-1])
+        trail = self.sessions.trail(session)
+        if trail is not None and in_kv > head_len and tokens[: len(trail.tokens)] == trail.tokens:
+            return min(in_kv, len(trail.tokens))
+        if head_len == 0:
             return 0
-        known = self.heads.best(tokens)
-        return 0 if known is not None and known[1] >= n else n
+        if self._kv_head == head_len and in_kv >= head_len:
+            return head_len
+        key = self.heads.has(tokens[:head_len]) if self.heads.enabled else None
+        data = self.heads.data(key) if key is not None else None
+        if data is None:
+            if self.heads.enabled:
+                self.heads.stats.misses += 1
+            return 0
+        t0 = time.perf_counter()
+        set_seq_state(llm, data, tokens[:head_len])
+        self._evaluator().truncate(head_len)
+        self.heads.stats.hits += 1
+        self.heads.stats.restores += 1
+        self.heads.stats.restore_ms += (time.perf_counter() - t0) * 1000
+        return head_len
 
     def _complete_blocking(self, tokens: list[int], max_tokens: int, stop: Sequence[str], grammar: Any,
-                           session: str | None, prompt: str, ctl: Control, new_head: int = 0,
+                           session: str | None, prompt: str, ctl: Control, head_len: int = 0,
                            steer: str | None = None) -> tuple[str, str, Usage]:
         with self._busy:  # close() waits for this
             if self._llm is None:
@@ -225,7 +226,7 @@ class LlamaCppModel:
             progress = Progress()
             try:
                 return self._generate_in_thread(ev, tokens, max_tokens, stop, grammar, session, prompt, progress,
-                                                new_head, steer)
+                                                head_len, steer)
             except Stopped as stopped:
                 partial = self._llm.detokenize(progress.out).decode("utf-8", "replace")
                 usage = _usage(tokens, progress)
@@ -238,13 +239,15 @@ class LlamaCppModel:
 
     def _generate_in_thread(self, ev: Evaluator, tokens: list[int], max_tokens: int, stop: Sequence[str],
                             grammar: Any, session: str | None, prompt: str, progress: Progress,
-                            new_head: int = 0, steer: str | None = None) -> tuple[str, str, Usage]:
+                            head_len: int = 0, steer: str | None = None) -> tuple[str, str, Usage]:
         llm = self._llm
         self.sessions.switch(llm, session)
-        cached = self._restore_head(tokens, self._cached_prefix(tokens))
+        cached = self._reuse(tokens, session, head_len)
         ev.control.prefill_s_per_token, ev.control.decode_s_per_token = self.sessions.rates_s()
-        keep = (lambda: self._keep_head(tokens[:new_head])) if new_head > cached else None
-        prefill(ev, tokens, cached, progress, checkpoint=new_head, on_checkpoint=keep)
+        keep = (lambda: self._keep_head(tokens[:head_len])) if self.heads.enabled and head_len > cached else None
+        self._kv_head = 0  # set again once the head is in the context, exactly as computed here
+        prefill(ev, tokens, cached, progress, checkpoint=head_len, on_checkpoint=keep)
+        self._kv_head = head_len
         if grammar is not None and self.fast_grammar:
             if self._decoder is None:
                 self._decoder = GrammarDecoder(ev)
@@ -271,6 +274,8 @@ class LlamaCppModel:
 
     def _keep_head(self, head_tokens: list[int]) -> None:
         """A head met for the first time (a new day's date context, a skill added): keep its state."""
+        if self.heads.has(head_tokens):
+            return
         t0 = time.perf_counter()
         self.heads.add(head_tokens, seq_state(self._llm))
         self.heads.stats.warmed += 1
@@ -297,10 +302,10 @@ class LlamaCppModel:
             self._apply_forgets()
             tokens = self._prompt_tokens(prompt, session)  # reads the keeper: under the lock
             check_window(len(tokens), max_tokens, self.n_ctx, role)
-            new_head = self._new_head(head, tokens)
+            head_len = self._head_length(head, tokens)
             ctl = Control(deadline=deadline)
             fut = asyncio.get_running_loop().run_in_executor(
-                None, self._complete_blocking, tokens, max_tokens, stop, grammar, session, prompt, ctl, new_head,
+                None, self._complete_blocking, tokens, max_tokens, stop, grammar, session, prompt, ctl, head_len,
                 steer)
             try:
                 text, finish, usage = await finish_thread(fut, ctl.abort.set)
@@ -365,8 +370,8 @@ class LlamaCppModel:
             t0 = time.perf_counter()
             try:
                 self.sessions.switch(self._llm, None)  # a paused session is saved as on any switch
-                cached = common_prefix(self._llm._input_ids[: self._llm.n_tokens], tokens)
-                prefill(ev, tokens, min(cached, len(tokens) - 1), Progress())
+                prefill(ev, tokens, 0, Progress())  # from position 0, as a prompt computes its head (_reuse)
+                self._kv_head = len(tokens)
                 self.heads.add(tokens, seq_state(self._llm))
             finally:
                 ev.control = Control()

@@ -2,11 +2,13 @@
 
 L2's transcript is paused while L3 sessions use the context. Resuming it means either
 re-prefilling its whole prompt or restoring a snapshot of its KV state taken when it paused.
-On a Pi with a 3B model re-prefilling 700 tokens costs ~26 s and a snapshot well under one, on
-this x86 box with a 270M model they are close; so the keeper measures both and snapshots only
-when that is cheaper. It also remembers each session's exact token trail (prompt + generated
-ids), so a resumed prompt that extends the trail's text reuses those ids instead of a fresh
-tokenization that may split the generated text differently.
+On a Pi with a 3B model re-prefilling 700 tokens costs ~26 s and a snapshot well under one, so
+an enabled keeper always snapshots a paused session. It never decides by measured times: a
+choice that follows the clock would make two runs of the same questions compute their KV cells
+in different batches, and greedy answers differ with them. It also remembers each session's
+exact token trail (prompt + generated ids), so a resumed prompt that extends the trail's text
+reuses those ids instead of a fresh tokenization that may split the generated text differently.
+It keeps running estimates of prefill and decode seconds a token: the deadline checks read them.
 """
 from __future__ import annotations
 
@@ -74,8 +76,6 @@ class SessionStats:
     """Snapshots taken."""
     loads: int = 0
     """Snapshots restored."""
-    skipped: int = 0
-    """Pauses where re-prefilling was estimated cheaper than a snapshot."""
     save_ms: float = 0.0
     """Total time taking snapshots."""
     load_ms: float = 0.0
@@ -84,8 +84,9 @@ class SessionStats:
 
 @dataclass
 class SessionKeeper:
-    """Decides when to snapshot or restore, holds snapshots and trails, and measures the costs it
-    decides by. Read and changed only with the GenerationLock held (LlamaCppModel sees to it)."""
+    """Snapshots paused sessions and restores them, holds their trails, and measures prefill and
+    decode rates for the deadline checks. Read and changed only with the GenerationLock held
+    (LlamaCppModel sees to it)."""
 
     enabled: bool = True
     """False: never snapshot (resumes always re-prefill, still reusing any common prefix)."""
@@ -96,11 +97,9 @@ class SessionKeeper:
     _snapshots: collections.OrderedDict = field(default_factory=collections.OrderedDict)
     _trails: dict[str, Trail] = field(default_factory=dict)
     _prefill_ms_per_token: float | None = None
-    _snapshot_ms_per_token: float | None = None
     _decode_ms_per_token: float | None = None
-    _restore_ms_per_byte: float | None = None
 
-    # -- cost model ----------------------------------------------------------------------------
+    # -- rates (for the deadline checks) -------------------------------------------------------
     def observe_prefill(self, tokens: int, ms: float) -> None:
         if tokens >= 16 and ms > 0:
             self._prefill_ms_per_token = _ewma(self._prefill_ms_per_token, ms / tokens)
@@ -109,24 +108,9 @@ class SessionKeeper:
         if tokens >= 4 and ms > 0:
             self._decode_ms_per_token = _ewma(self._decode_ms_per_token, ms / tokens)
 
-    def observe_restore(self, nbytes: int, ms: float) -> None:
-        if nbytes > 0 and ms > 0:
-            self._restore_ms_per_byte = _ewma(self._restore_ms_per_byte, ms / nbytes)
-
     def rates_s(self) -> tuple[float, float]:
         """Measured (prefill, decode) seconds a token; 0 where nothing was measured yet."""
         return (self._prefill_ms_per_token or 0.0) / 1000, (self._decode_ms_per_token or 0.0) / 1000
-
-    def worth_restore(self, nbytes: int, tokens_saved: int) -> bool:
-        """Whether restoring a cached head of nbytes beats prefilling the tokens it saves."""
-        if self._restore_ms_per_byte is None or self._prefill_ms_per_token is None:
-            return tokens_saved > 0  # nothing measured yet: restore once to learn its cost
-        return self._restore_ms_per_byte * nbytes < self._prefill_ms_per_token * tokens_saved
-
-    def _worth_snapshot(self, n_tokens: int) -> bool:
-        if self._prefill_ms_per_token is None or self._snapshot_ms_per_token is None:
-            return True  # no measurements yet: snapshot once to learn its cost
-        return self._snapshot_ms_per_token < self._prefill_ms_per_token
 
     # -- trails --------------------------------------------------------------------------------
     def trail(self, session: str | None) -> Trail | None:
@@ -139,32 +123,24 @@ class SessionKeeper:
 
     # -- switching -----------------------------------------------------------------------------
     def switch(self, llm: Any, session: str | None) -> None:
-        """Make `session` the active one, snapshotting the one it displaces when worth it."""
+        """Make `session` the active one, snapshotting the one it displaces (when enabled)."""
         if session == self.active:
             return
         leaving = self.active
         if self.enabled and leaving is not None:
-            if self._worth_snapshot(llm.n_tokens):
-                t0 = time.perf_counter()
-                self._snapshots[leaving] = take_snapshot(llm)
-                self._snapshots.move_to_end(leaving)
-                while len(self._snapshots) > MAX_KEPT_SESSIONS:
-                    self._snapshots.popitem(last=False)
-                ms = (time.perf_counter() - t0) * 1000
-                self.stats.saves += 1
-                self.stats.save_ms += ms
-            else:
-                self.stats.skipped += 1
+            t0 = time.perf_counter()
+            self._snapshots[leaving] = take_snapshot(llm)
+            self._snapshots.move_to_end(leaving)
+            while len(self._snapshots) > MAX_KEPT_SESSIONS:
+                self._snapshots.popitem(last=False)
+            self.stats.saves += 1
+            self.stats.save_ms += (time.perf_counter() - t0) * 1000
         if self.enabled and session is not None and session in self._snapshots:
             snap = self._snapshots.pop(session)
-            n_tokens = snap.n_tokens
             t0 = time.perf_counter()
             restore_snapshot(llm, snap)
-            ms = (time.perf_counter() - t0) * 1000
             self.stats.loads += 1
-            self.stats.load_ms += ms
-            per_token = (self.stats.save_ms / self.stats.saves + ms) / max(n_tokens, 1)
-            self._snapshot_ms_per_token = _ewma(self._snapshot_ms_per_token, per_token)
+            self.stats.load_ms += (time.perf_counter() - t0) * 1000
         self.active = session
 
     def forget(self, session: str) -> None:

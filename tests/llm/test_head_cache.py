@@ -111,7 +111,7 @@ async def test_a_restarted_model_is_warm_at_once_from_disk(fresh_model):
     await again.warm_heads([head])  # found on disk: nothing evaluated
     stats = again.head_cache_stats()
     assert stats["warmed"] == 0 and stats["disk_loads"] == 1
-    out = await again.generate_structured(prompt, Answer, max_tokens=16)
+    out = await again.generate_structured(prompt, Answer, max_tokens=16, head=head)
     assert out.usage.cached_tokens >= again.count_tokens(head) - 1
     assert again.head_cache_stats()["hits"] == 1
 
@@ -165,3 +165,28 @@ async def test_a_steered_generation_decodes_its_target_through_the_real_grammar(
     free = await real_model.generate(prompt, max_tokens=30, steer="Four.")
     assert free.text == "Four." and free.usage.forced_tokens == 0
 
+
+
+@pytest.mark.real_model
+async def test_a_prompt_gets_the_same_kv_cells_cold_warm_and_after_a_similar_prompt(fresh_model):
+    """Greedy answers turn on the last bits of the KV cells, and those depend on the batch a token
+    was evaluated in. So a prompt reuses only its own head computed on its own, never whatever
+    prefix the last prompt left: cold, warm, or right after a near-identical prompt, its cells
+    are the same bytes (two eval runs of one commit gave different answers before)."""
+    from edge_agent.llm.heads import seq_state
+
+    cold = fresh_model(head_cache_mb=0)
+    head, similar = _prompt(cold, "When is the dentist appointment?")
+    _, prompt = _prompt(cold, "When is the dentist appointment again, and where?")
+    await cold.generate(prompt, max_tokens=2, head=head)
+    expected = seq_state(cold._llm)
+    cold.close()
+
+    warm = fresh_model()
+    await warm.warm_heads([head])
+    await warm.generate(similar, max_tokens=2, head=head)  # leaves most of the prompt in the context
+    await warm.generate(prompt, max_tokens=2, head=head)
+    assert seq_state(warm._llm) == expected
+    await warm.generate("Something unrelated, to take the context.", max_tokens=2)
+    await warm.generate(prompt, max_tokens=2, head=head)  # the head restored from the cache
+    assert seq_state(warm._llm) == expected and warm.head_cache_stats()["restores"] >= 1

@@ -154,17 +154,7 @@ def test_plain_template_is_used_for_a_base_model(real_model):
     assert p.endswith("### Assistant\n") and "### User\nhi" in p
 
 
-@pytest.fixture
-def snapshots_on(real_model):
-    """Make the keeper judge snapshots cheaper than re-prefill, as on a Pi with a 3B model."""
-    keeper = real_model.sessions
-    saved = keeper._snapshot_ms_per_token, keeper._prefill_ms_per_token
-    keeper._snapshot_ms_per_token, keeper._prefill_ms_per_token = None, None
-    yield keeper
-    keeper._snapshot_ms_per_token, keeper._prefill_ms_per_token = saved
-
-
-async def test_session_resume_reuses_kv_prefix(real_model, snapshots_on):
+async def test_session_resume_reuses_kv_prefix(real_model):
     base = real_model.render_chat([ChatMessage("system", "You are a helpful assistant. " * 20),
                                    ChatMessage("user", "Say hello.")])
     first = await real_model.generate(base, max_tokens=8, session="l2:test")
@@ -286,7 +276,7 @@ def test_grammar_keeps_the_schema_field_order(real_model):
     assert root.index("name-kv") < root.index("age-kv") < root.index("home-kv")
 
 
-async def test_structured_resume_reprefills_only_the_new_tokens(real_model, snapshots_on):
+async def test_structured_resume_reprefills_only_the_new_tokens(real_model):
     system = ChatMessage("system", "Reply with JSON. " + "Steps: look, think, answer. " * 15)
     first_prompt = real_model.render_chat([system, ChatMessage("user", "Pick a colour for grass.")])
     first = await real_model.generate_structured(first_prompt, Pick, max_tokens=40, session="l2:trail")
