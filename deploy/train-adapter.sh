@@ -1,13 +1,14 @@
 #!/usr/bin/env bash
 # Train the bundled model's task adapter from scratch, reproducibly, then install it in the package.
 #
-#   deploy/train-adapter.sh [--examples N] [--epochs E] [--planner-passes P] [--seed S] [--resume] [--max-steps K] [--no-install]
+#   deploy/train-adapter.sh [--examples N] [--epochs E] [--extra KIND=P,...] [--seed S] [--resume] [--max-steps K] [--no-install]
 #
 # 1. the runtime's .venv (deploy/setup.sh) and a separate .venv-train (torch CPU, transformers, peft:
 #    kept out of the runtime's dependencies);
 # 2. the training set from synthetic households (`edge-agent tune data`; nothing from world/);
 # 3. LoRA training on the dequantized bundled GGUF, with a progress bar, checkpoints and --resume:
-#    every role for --epochs, with --planner-passes more passes over the planner's examples mixed in;
+#    every role for --epochs, with --extra more passes over the short-target roles mixed in (the
+#    plan and the reply's choice are a few tokens each);
 # 4. conversion to GGUF with llama.cpp's convert_lora_to_gguf.py from llama-cpp-python's sdist;
 # 5. `edge-agent tune probe`, with and without it: the planner's first choice on held-out generated
 #    households (about 3 minutes for both);
@@ -20,12 +21,12 @@ ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 source "$ROOT/deploy/setup.sh"
 cd "$ROOT"
 
-EXAMPLES=1800 EPOCHS=1.0 PLANNER_PASSES=2.5 SEED=1 RESUME="" MAX_STEPS="" INSTALL=1
+EXAMPLES=2000 EPOCHS=1.0 EXTRA="planner=2.0,choose=2.0" SEED=1 RESUME="" MAX_STEPS="" INSTALL=1
 while [ $# -gt 0 ]; do
   case "$1" in
     --examples) EXAMPLES="$2"; shift 2 ;;
     --epochs) EPOCHS="$2"; shift 2 ;;
-    --planner-passes) PLANNER_PASSES="$2"; shift 2 ;;
+    --extra) EXTRA="$2"; shift 2 ;;
     --seed) SEED="$2"; shift 2 ;;
     --resume) RESUME="--resume"; shift ;;
     --max-steps) MAX_STEPS="--max-steps $2"; shift 2 ;;
@@ -58,13 +59,13 @@ if [ -z "$RESUME" ] || [ ! -f "$DATA" ]; then
   "$VENV/bin/edge-agent" tune data --examples "$EXAMPLES" --seed "$SEED" --out "$DATA" >/dev/null
 fi
 
-say "training: every role, the planner's examples $PLANNER_PASSES more times (checkpoints in $WORK/run/checkpoint; --resume continues)"
-# The plan is a few tokens a question: one pass over every role leaves the planner reading the
-# question but not the menu. Its extra passes are mixed into the same run; a planner-only second
-# stage (tried) eroded L2, which then often called the wrong tool first.
+say "training: every role, and more passes over $EXTRA (checkpoints in $WORK/run/checkpoint; --resume continues)"
+# The plan and the choice are a few tokens a question: one pass over every role leaves the planner
+# reading the question but not the menu. Their extra passes are mixed into the same run; a
+# planner-only second stage (tried) eroded the other roles.
 # shellcheck disable=SC2086
 PYTHONPATH="$ROOT" "$TRAIN_VENV/bin/python" -m edge_agent.tune.train --data "$DATA" --gguf "$MODEL" \
-  --out "$WORK/run" --epochs "$EPOCHS" --extra "planner=$PLANNER_PASSES" --seed "$SEED" $RESUME $MAX_STEPS \
+  --out "$WORK/run" --epochs "$EPOCHS" --extra "$EXTRA" --seed "$SEED" $RESUME $MAX_STEPS \
   | tee "$WORK/train-report.json"
 
 CONVERTER="$WORK/llama.cpp"

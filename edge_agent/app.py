@@ -95,7 +95,7 @@ class Assistant:
                 self.prompt_sizes = check_prompts_fit(self.model, skills, toolbox, limits)
             self.harness = Harness(self.model, toolbox, skills, limits, self._db, self.settings.harness.tracing,
                                    log_chats=self.settings.harness.log_chats,
-                                   cross_check=self.settings.harness.cross_check)
+                                   by_question=self.settings.harness.by_question)
         except BaseException:
             await self.close()
             raise

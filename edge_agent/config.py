@@ -62,14 +62,14 @@ class HarnessSettings(_Section):
     tool_result_tokens: int = Field(320, ge=16, le=2000)
     """Tokens a tool result may take in L2's transcript (over it: the lines most related to the question)."""
     answer_tokens: int = Field(80, ge=16, le=1024)
-    """Cap of the synthesized answer (it runs only when L2's own answer is not grounded, or after a limit)."""
+    """Cap of the model's own reply to a question that needs none of the user's data (small talk)."""
     tracing: bool = True
     """Store every model session's exact prompt and output in the traces table."""
     log_chats: bool = True
     """Keep each question answered from data in the chat log under its asker (never searched by tools)."""
-    cross_check: bool = True
-    """After the plan's searches, search the notebook, memory log and files it skipped with the same words
-    (no model call; harness/cross_check.py)."""
+    by_question: bool = True
+    """Search every local store with the question's own words too, whatever the plan chose (no model
+    call; harness/retrieval.py)."""
 
 
 class MqttSettings(_Section):

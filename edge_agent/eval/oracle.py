@@ -1,18 +1,17 @@
 """The oracle: a scripted perfect model that drives the real harness along each question's plan.
 
 It answers every generation the harness asks for, by role:
-  planner        -> plan(skill) from the question's plan, without the optional rationale (a
-                    replan, after the ideal route found nothing usable, takes the first general
-                    lookup skill the grammar still admits, REPLAN_ORDER, looks once and says
-                    what the ideal route found: there is no better route than the ideal one);
-  l2             -> call_tool(tool, instruction) for each planned call in order, then the answer
-                    a perfect reader gives from the tool results in its transcript: the shortest
-                    clause carrying each expected fact (or "not found");
-  l3.<tool>.<n>  -> the planned arguments of the call L2 just made;
-  synth          -> a perfect extractive reading of the facts the harness put in the prompt: the
-                    shortest clauses that carry the expected facts, and nothing else.
-Everything else — dispatch, tools, side channels, answer selection — is the real harness, so a
-question the oracle misses points at tools, data or answer synthesis, not at a model.
+  planner        -> plan(skill) from the question's plan, without the optional rationale;
+  l2             -> (only an unconstrained follower asks) call_tool(tool, instruction) for each
+                    planned call in order, then "not found" or the fact's clause as its last words;
+  l3.<tool>.<n>  -> the planned arguments of the next planned call of that tool (a tool the plan
+                    did not call, tried after an empty find, gets the first planned query);
+  choose         -> the numbered lines that carry the expected facts: for each fact the first
+                    line holding it (its title included, which the answer shows), or 0 when no
+                    line does or the question is unanswerable;
+  reply          -> the small-talk reply the caller scripted, else "not found".
+Everything else — dispatch, tools, retrieval, candidates, composition — is the real harness, so a
+question the oracle misses points at tools, data or the answer path, not at a model.
 """
 from __future__ import annotations
 
@@ -25,7 +24,7 @@ from typing import Any
 from pydantic import BaseModel
 
 from edge_agent.eval.questions import PlannedCall, Question
-from edge_agent.eval.scoring import contains, normalise, walk_dicts
+from edge_agent.eval.scoring import contains, normalise
 from edge_agent.llm.doubles import CallInfo, FunctionModel
 
 log = logging.getLogger(__name__)
@@ -36,12 +35,12 @@ CLAUSE_SPLIT = re.compile(r"(?<=[,;:])\s+|\s+(?:—|–|·)\s+")  # a sentence's
 CLAUSE_CHARS = 60  # a longer clause is answered with the fact alone, as a terse reader would
 STEP_LINE = re.compile(r"^\s*(?:\{|###|<)")  # L2's own JSON steps and template markup, not tool results
 LINE_LABEL = re.compile(r"^\s*-\s+|\s\[[^\]]*\]:")  # a result line's bullet and its "[kind, date]:" tag
-FACTS_MARK = "Facts:\n"  # where harness.prompts.synth_messages starts the evidence
-QUESTION_MARK = "\n\nQuestion:"  # and where it ends it
+LINES_MARK = "Lines:\n"  # where harness.prompts.choose_messages starts the candidates
+QUESTION_MARK = "\n\nQuestion:"  # and where it ends them
+LINE_RE = re.compile(r"^(\d+)\. (.*)$")  # one numbered candidate
 # A sentence ends at . ! ? before a capital, digit or quote, but not after a title abbreviation.
 SENTENCE_SPLIT = re.compile(r"(?<!\bDr\.)(?<!\bMr\.)(?<!\bMs\.)(?<!\bSt\.)(?<!\bMrs\.)(?<=[.!?])\s+(?=[A-Z0-9\"'(])")
 INSTRUCTION_CHARS = 120  # follower.INSTRUCTION_CHARS: call_tool's instruction limit
-REPLAN_ORDER = ("recall_conversation", "person_facts", "find_document")  # skills whose tools all take a query
 
 
 class OracleError(RuntimeError):
@@ -54,6 +53,7 @@ class _State:
     names: dict[str, str] = field(default_factory=dict)
     calls_made: int = 0
     last_call: PlannedCall | None = None
+    l3_used: list[int] = field(default_factory=list)
     plans: int = 0
     evidence: list[str] = field(default_factory=list)
     log: list[str] = field(default_factory=list)
@@ -79,7 +79,8 @@ class Oracle:
 
     def respond(self, info: CallInfo) -> Any:
         kind = info.role.split(".", 1)[0]
-        handler = {"planner": self._plan, "l2": self._l2, "l3": self._l3, "synth": self._synth}.get(kind)
+        handler = {"planner": self._plan, "l2": self._l2, "l3": self._l3, "choose": self._choose,
+                   "reply": self._reply}.get(kind)
         if handler is None:
             raise OracleError(f"oracle has no answer for role {info.role!r}")
         out = handler(info)
@@ -89,71 +90,38 @@ class Oracle:
     def _plan(self, info: CallInfo) -> dict[str, Any]:
         st = self.state
         st.plans += 1
-        st.calls_made = 0
-        st.last_call = None
-        if st.plans == 1:
-            return {"skill": st.question.plan.skill}
-        admitted = _admitted(info.schema, "skill")
-        shown = [st.names.get(name, name) for name in REPLAN_ORDER]
-        choice = next((REPLAN_ORDER[i] for i, name in enumerate(shown) if name in admitted), None)
-        if choice is None:
-            raise OracleError(f"{st.question.id}: a replan admits none of {REPLAN_ORDER}: {sorted(admitted)}")
-        return {"skill": choice}
+        return {"skill": st.question.plan.skill}
 
     def _l2(self, info: CallInfo) -> dict[str, Any]:
+        """An unconstrained follower's step: the planned calls in order, then its closing words."""
         st = self.state
         calls = st.question.plan.calls
         st.evidence.append(tool_results(info.prompt, st.question.question))
-        if st.plans > 1:
-            return self._l2_replan(info)
         if st.calls_made < len(calls):
             call = calls[st.calls_made]
             st.calls_made += 1
             st.last_call = call
-            instruction = call.instruction
-            if len(instruction) > INSTRUCTION_CHARS:
-                log.warning("%s: instruction cut to %d characters", st.question.id, INSTRUCTION_CHARS)
-                instruction = instruction[:INSTRUCTION_CHARS]
-            return {"call_tool": {"tool": call.tool, "instruction": instruction}}
+            return {"call_tool": {"tool": call.tool, "instruction": call.instruction[:INSTRUCTION_CHARS]}}
         q = st.question
-        fallback = _must_call(info.schema)
-        if fallback and st.last_call is not None:
-            # The plan's calls found nothing and the grammar wants the skill's next lookup tool:
-            # ask it about the same thing, as the skill's own step says.
-            last = st.last_call
-            args = {"query": last.args["query"]} if "query" in last.args else {}
-            st.last_call = PlannedCall(tool=fallback[0], instruction=last.instruction, args=args)
-            return {"call_tool": {"tool": fallback[0], "instruction": last.instruction[:INSTRUCTION_CHARS]}}
-        return self._answer()
-
-    def _answer(self) -> dict[str, Any]:
-        """What a perfect reader answers from every result it has read this question."""
-        q = self.state.question
-        evidence = "\n".join(self.state.evidence)
-        text = (None if q.category == "unanswerable" else shortest_answer(evidence, q.expected_facts))
+        evidence = "\n".join(st.evidence)
+        text = None if q.category == "unanswerable" else shortest_answer(evidence, q.expected_facts)
         return {"answer": (text or NOT_FOUND_ANSWER)[:ANSWER_CHARS]}
-
-    def _l2_replan(self, info: CallInfo) -> dict[str, Any]:
-        """After a replan: one call to the first tool the grammar admits (about what the plan's
-        first call asked), then the answer."""
-        st = self.state
-        forced = _must_call(info.schema)
-        if not forced and (st.calls_made or not _admitted(info.schema, "tool")):
-            return self._answer()
-        tool = (forced or tuple(sorted(_admitted(info.schema, "tool"))))[0]
-        first = st.question.plan.calls[0] if st.question.plan.calls else None
-        instruction = (first.instruction if first else st.question.question)[:INSTRUCTION_CHARS]
-        query = first.args.get("query") if first and isinstance(first.args.get("query"), str) else instruction
-        st.calls_made += 1
-        st.last_call = PlannedCall(tool=tool, instruction=instruction, args={"query": query})
-        return {"call_tool": {"tool": tool, "instruction": instruction}}
 
     def _l3(self, info: CallInfo) -> dict[str, Any]:
         st = self.state
         tool = info.role.split(".")[1] if info.role.count(".") >= 1 else ""
-        call = st.last_call
-        if call is None:
-            raise OracleError(f"{st.question.id}: {info.role} asked for arguments before any planned call")
+        calls = st.question.plan.calls
+        index = next((i for i, c in enumerate(calls) if c.tool == tool and i not in st.l3_used), None)
+        if index is not None:
+            st.l3_used.append(index)
+            call = calls[index]
+        elif st.last_call is not None and st.last_call.tool == tool:
+            call = st.last_call
+        else:  # a tool tried after an empty find: asked about the plan's first thing
+            first = next((c for c in calls if isinstance(c.args.get("query"), str)), None)
+            if first is None:
+                raise OracleError(f"{st.question.id}: {info.role} asked for arguments the plan has none for")
+            call = PlannedCall(tool=tool, instruction=first.instruction, args={"query": first.args["query"]})
         if info.schema is not None:
             # Validate here so a bad planned argument names the question, not a pydantic trace.
             try:
@@ -162,46 +130,34 @@ class Oracle:
                 raise OracleError(f"{st.question.id}: planned args for {tool} do not validate: {err}") from err
         return dict(call.args)
 
-    def _synth(self, info: CallInfo) -> str:
+    def _choose(self, info: CallInfo) -> dict[str, Any]:
         q = self.state.question
         if q.category == "unanswerable":
-            return NOT_FOUND_ANSWER
-        return shortest_answer(facts_section(info.prompt), q.expected_facts) or NOT_FOUND_ANSWER
+            return {"lines": [0]}
+        return {"lines": choose_lines(candidate_lines(info.prompt), q.expected_facts) or [0]}
+
+    def _reply(self, info: CallInfo) -> str:
+        return NOT_FOUND_ANSWER
 
 
-def _admitted(schema: type[BaseModel] | None, field_name: str) -> set[str]:
-    """The values a grammar admits for an enum field anywhere in the schema ("skill", "tool")."""
-    if schema is None:
-        return set()
-    found: set[str] = set()
-    for node in walk_dicts(schema.model_json_schema()):
-        prop = (node.get("properties") or {}).get(field_name)
-        if isinstance(prop, dict):
-            found.update(prop.get("enum") or ([prop["const"]] if "const" in prop else []))
-    return found
-
-
-def _must_call(schema: type[BaseModel] | None) -> tuple[str, ...]:
-    """The tools a step grammar admits when it admits no answer (follower.step_schema), else ()."""
-    if schema is None:
-        return ()
-    try:
-        schema.model_validate({"answer": "x"})
-        return ()
-    except ValueError:
-        pass
-    tool = schema.model_json_schema()["$defs"]["CallToolArgs"]["properties"]["tool"]
-    return tuple(tool["enum"]) if "enum" in tool else (tool["const"],)
-
-
-def facts_section(prompt: str) -> str:
-    """The evidence block of a synthesis prompt ('' for a prompt without one)."""
-    start = prompt.find(FACTS_MARK)
+def candidate_lines(prompt: str) -> dict[int, str]:
+    """The numbered candidates of a choice prompt: {number: "label: text"}."""
+    start = prompt.find(LINES_MARK)
     if start < 0:
-        return ""
-    start += len(FACTS_MARK)
+        return {}
     end = prompt.rfind(QUESTION_MARK)
-    return prompt[start:end if end > start else len(prompt)]
+    block = prompt[start + len(LINES_MARK):end if end > start else len(prompt)]
+    return {int(m.group(1)): m.group(2) for m in map(LINE_RE.match, block.splitlines()) if m}
+
+
+def choose_lines(lines: dict[int, str], facts: list[str]) -> list[int]:
+    """For each fact, the first line holding it (a line is picked once; a fact in no line, none)."""
+    picked: list[int] = []
+    for fact in facts:
+        n = next((n for n, text in sorted(lines.items()) if contains(text, fact)), None)
+        if n is not None and n not in picked:
+            picked.append(n)
+    return picked
 
 
 def as_decoded(schema: type[BaseModel], value: Any) -> str:

@@ -64,7 +64,9 @@ class QuestionResult:
     exit_kind: str
     """How the loop ended."""
     answer: str
-    """The answer text."""
+    """What the asker read (scored alone)."""
+    sources: list[dict[str, Any]]
+    """What the answer rests on: store, title, device and the exact spans (not scored, but by the lenient figure)."""
     attachment: str | None
     """The attached file's name, if any."""
     tools_called: list[str]
@@ -131,7 +133,8 @@ class ModeRun:
 def observe(outcome: Outcome, runs: list[scoring.ToolRun]) -> scoring.Observation:
     pending = outcome.pending
     return scoring.Observation(
-        exit_kind=outcome.exit_kind, answer=outcome.answer or "", tools_called=list(outcome.tools_called),
+        exit_kind=outcome.exit_kind, answer=outcome.answer or "", sources=list(outcome.sources),
+        tools_called=list(outcome.tools_called),
         attachment=outcome.attachment, pending_tool=pending.tool if pending else None,
         pending_args=dict(pending.args) if pending else None, pending_preview=pending.preview if pending else "",
         runs=dispatched_runs(runs, list(outcome.tools_called)), error=outcome.error)
@@ -215,7 +218,7 @@ def _result(mode: str, q: Question, request_id: str, outcome: Outcome, runs: lis
             latency_ms: float, aliases: dict[str, str], effects: list[str]) -> QuestionResult:
     obs = observe(outcome, runs)
     sc = scoring.score(q, obs, aliases=aliases, effect_tools=effects)
-    planned = scoring.score(q, scoring.by_plan(obs, outcome.cross_checked), aliases=aliases, effect_tools=effects)
+    planned = scoring.score(q, scoring.by_plan(obs, outcome.by_question), aliases=aliases, effect_tools=effects)
     usage = outcome.usage or {}
     prefill, decode = int(usage.get("prefill_tokens", 0)), int(usage.get("decode_tokens", 0))
     forced = int(usage.get("forced_tokens", 0))
@@ -223,7 +226,7 @@ def _result(mode: str, q: Question, request_id: str, outcome: Outcome, runs: lis
     attachment = outcome.attachment or {}
     return QuestionResult(
         mode=mode, id=q.id, category=q.category, question=q.question, request_id=request_id,
-        exit_kind=outcome.exit_kind, answer=outcome.answer or "",
+        exit_kind=outcome.exit_kind, answer=outcome.answer or "", sources=list(outcome.sources),
         attachment=attachment.get("name") or attachment.get("path"), tools_called=list(outcome.tools_called),
         calls=[{"tool": r.tool, "args": r.args, "found": r.found, "error": r.error} for r in obs.runs],
         score={**sc.as_dict(), scoring.BY_PLAN: planned.tool_selection}, latency_ms=round(latency_ms, 1),

@@ -6,10 +6,10 @@ import statistics
 from typing import Any, Sequence
 
 from edge_agent.eval.projection import PI5, p50_p95
-from edge_agent.eval.scoring import BY_PLAN, POINTS
+from edge_agent.eval.scoring import BY_PLAN, LENIENT, POINTS
 
 ROUND = 4  # decimals kept for rates
-SUMMARY_VERSION = 1  # bumped when the summary.json shape changes
+SUMMARY_VERSION = 2  # bumped when the summary.json shape changes (2: answer scored alone, lenient beside it)
 
 
 def _rate(results: Sequence[Any], point: str) -> float:
@@ -39,6 +39,7 @@ def summarize(mode: str, model: str, results: Sequence[Any], wall_s: float = 0.0
         "questions": len(results),
         **{p: _rate(results, p) for p in POINTS},
         BY_PLAN: _rate(results, BY_PLAN),
+        LENIENT: _rate(results, LENIENT),
         "exit_kinds": dict(sorted(collections.Counter(r.exit_kind for r in results).items())),
         "latency_ms_p50": round(lat50, 1),
         "latency_ms_p95": round(lat95, 1),

@@ -14,8 +14,8 @@ from __future__ import annotations
 from typing import Any
 
 from edge_agent.harness.channels import EVENTS_CHANNEL, item_text
-from edge_agent.harness.citation import event_text
-from edge_agent.store.text import QueryTerm, query_plan, stems, text_matches, tokens
+from edge_agent.harness.events_text import event_text
+from edge_agent.store.text import STOPWORDS, QueryTerm, query_plan, stems, text_matches, tokens
 from edge_agent.tools.base import ToolResult
 
 CALENDAR_WORDS = frozenset("""
@@ -60,6 +60,18 @@ def _word_stems(term: QueryTerm) -> list[str]:
     return [st[0] for st in map(stems, term.phrases) if len(st) == 1 and len(st[0]) >= MIN_PREFIX]
 
 
+def most_mentioned(events: list[dict[str, Any]], question: str) -> list[dict[str, Any]]:
+    """Of a range's events, those mentioning the most of the question's topic terms ([] when the
+    question names no event, or no event mentions one): "how much is the boiler service in
+    January?" wants the boiler service, not every event of January."""
+    terms = [t for t in topic_terms(question) if t.word not in STOPWORDS]  # "what did I have on" names nothing
+    if not terms or not events:
+        return []
+    scored = [(mentions(e, terms), e) for e in events]
+    best = max(score for score, _ in scored)
+    return [e for score, e in scored if score == best] if best else []
+
+
 def about(result: ToolResult, question: str, span: str) -> ToolResult:
     """`result` (a calendar read with no day named) narrowed to the events that mention the
     question's words the most; not found when none does. `span` is the range read, for the text."""
@@ -78,5 +90,5 @@ def about(result: ToolResult, question: str, span: str) -> ToolResult:
                           pill=result.pill, found=False)
     kept = [e for score, e in scored if score == best]
     years = {str(e.get("start", ""))[:4] for e in kept}
-    lines = [f"{len(kept)} events mentioning {wanted}, {span}:"] + [event_text(e, len(years) > 1) for e in kept]
+    lines = [f"{len(kept)} events mentioning {wanted}, {span}:"] + [f"- {event_text(e, len(years) > 1)}" for e in kept]
     return ToolResult("\n".join(lines), kept, channel=result.channel, pill=result.pill)

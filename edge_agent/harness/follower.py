@@ -1,21 +1,25 @@
 """L2, the skill-follower: one session, one tool (call_tool), one step at a time.
 
-Each step is generated under a grammar admitting either {"call_tool": {"tool", "instruction"}}
-or {"answer": text}. The transcript is rebuilt from the step records, never kept twice: the
-fixed head, then for each step the assistant's raw output and the tool result (tool role). The
-rendered prompt therefore only grows at its end, so the KV prefix of the previous step is
-reusable and resuming after an L3 dispatch prefills only the new tokens.
+A skill lists its tools in the order its steps try them: the first lookup tool, and while a
+lookup comes back with nothing usable (empty, weak, an error), the next one not yet tried; a find
+ends the attempt (the reply then chooses among everything found, reply.py). With the grammar
+constrained (the default), each step is therefore already determined, and a session whose output
+is determined is not run: dispatch gets the skill's tool and, as the instruction, the asker's own
+question (with the plan's rationale when it gave one), and L3 crafts the call from those words.
+Unconstrained (`constrain=False`, the seed's free L2), every step is generated under a grammar
+admitting either {"call_tool": {"tool", "instruction"}} or {"answer": text}. The transcript is
+rebuilt from the step records, never kept twice: the fixed head, then for each step the
+assistant's raw output and the tool result (tool role), so it only grows at its end and resuming
+after an L3 dispatch prefills only the new tokens.
 """
 from __future__ import annotations
 
-import functools
 import logging
-import re
 import time
 from dataclasses import dataclass
-from typing import Literal, Union
+from typing import Union
 
-from pydantic import BaseModel, ConfigDict, Field, RootModel, create_model
+from pydantic import BaseModel, ConfigDict, Field, RootModel
 
 from edge_agent.harness import prompts
 from edge_agent.harness.dispatch import Dispatcher
@@ -31,22 +35,9 @@ CALL_TOOL = "call_tool"
 DATE_CHANNEL = "date"  # the channel of tools that give context (today's date), not an answer
 TOOL_NAME_CHARS = 32  # longest tool name L2 may write
 INSTRUCTION_CHARS = 120  # one plain-language request
-ANSWER_CHARS = 200  # L2's answer: what the user gets when it is grounded in the side channels
+ANSWER_CHARS = 200  # an unconstrained L2's closing words (the reply itself is chosen from the side channels)
 MALFORMED_TEXT = ('That reply was not valid. Reply with {"call_tool": {"tool": ..., "instruction": ...}} '
                   'or {"answer": ...} only.')
-
-
-# A second question joined to the first: "Who's my plumber, and can you find his invoice?",
-# "When is it? And where?". Each part may need its own source, so one find is not the end.
-SECOND_QUESTION_RE = re.compile(
-    r"(?:,\s*|\?\s*|;\s*|\s)(?:and|also|plus)(?:\s+also)?,?\s+(?:what|what's|whats|when|when's|where|where's|who|who's|"
-    r"whose|which|how|why|can|could|would|will|is|are|was|were|does|did|do|has|have|had)\b"
-    r"|\?\s+(?=\w)", re.IGNORECASE)
-
-
-def asks_two_things(question: str) -> bool:
-    """Whether a question joins a second question to the first (see SECOND_QUESTION_RE)."""
-    return SECOND_QUESTION_RE.search(question.strip()) is not None
 
 
 class CallToolArgs(BaseModel):
@@ -72,7 +63,7 @@ class AnswerStep(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
     answer: str = Field(max_length=ANSWER_CHARS)
-    """L2's reply: the answer when the values it states are in the side channels (else synthesized)."""
+    """L2's closing words; the asker's reply is chosen from the side channels (reply.py)."""
 
 
 class L2Step(RootModel[Union[CallToolStep, AnswerStep]]):
@@ -81,26 +72,6 @@ class L2Step(RootModel[Union[CallToolStep, AnswerStep]]):
 
 # The reserve covers the longest admissible step, so a step can never be cut off mid-JSON.
 L2_STEP_MAX_TOKENS = worst_case_tokens(L2Step)
-
-
-@functools.lru_cache(maxsize=32)
-def step_schema(tool_names: tuple[str, ...], must_call: bool) -> type[BaseModel]:
-    """The grammar of one L2 step for this skill's tools.
-
-    The tool name is limited to the exposed names, and until a tool that looks something up has run
-    a step must be a call: a small model otherwise "answers" from nothing before its skill's step 1
-    ran (seen with the bundled 270M model). Dispatch still resolves names for models that are not constrained.
-    Every value this admits is also an L2Step, so L2_STEP_MAX_TOKENS stays a safe reserve.
-    """
-    if not tool_names:
-        return L2Step
-    args = create_model("CallToolArgs", __config__=ConfigDict(extra="forbid"),
-                        tool=(Literal[tool_names], Field(description="a tool name from the list")),  # type: ignore[valid-type]
-                        instruction=(str, Field(min_length=1, max_length=INSTRUCTION_CHARS)))
-    call = create_model("CallToolStep", __config__=ConfigDict(extra="forbid"), call_tool=(args, ...))
-    if must_call:
-        return call  # a plain model: the grammar converter cannot start from a bare $ref root
-    return RootModel[Union[call, AnswerStep]]  # type: ignore[valid-type]
 
 
 @dataclass(frozen=True)
@@ -157,7 +128,8 @@ class Follower:
     def __init__(self, toolbox: Toolbox, constrain: bool = True):
         self.toolbox = toolbox
         self.constrain = constrain
-        """Limit tool names to the exposed ones and make the first step a call (see step_schema)."""
+        """Follow the skill's steps as written, without generating them (the module docstring);
+        False: L2 generates every step, any exposed tool or an answer."""
 
     async def run(self, turn: TurnContext, skill: Skill, rationale: str, attempt: int = 1) -> FollowEnd:
         exposed = self.toolbox.exposed(skill.tools)
@@ -169,40 +141,57 @@ class Follower:
         while True:
             if steps and steps[-1].kind == "ok" and steps[-1].result_tool in skill.stop_after:
                 return FollowEnd("complete", None, tuple(steps), f"{steps[-1].result_tool} completes {skill.name}")
-            messages = transcript(head, steps)
-            stop = turn.begin_step(messages, L2_STEP_MAX_TOKENS)
-            if stop is not None:
-                return FollowEnd("step_limit", None, tuple(steps), stop)
-            schema = step_schema(*self._next_step(names, steps, turn.question)) if self.constrain else L2Step
-            static = None if steps else prompts.l2_static(skill.steps_text(), exposed)
-            end = await self._step(turn, dispatch, messages, steps, session, schema, static)
+            if self.constrain:
+                tool = self._next_tool(names, steps)
+                if tool is None:
+                    return FollowEnd("complete", None, tuple(steps))
+                instruction = f"{turn.question} ({rationale.strip()})" if rationale.strip() else turn.question
+                end = await self._determined(turn, dispatch, steps, tool, instruction[:INSTRUCTION_CHARS])
+            else:
+                messages = transcript(head, steps)
+                stop = turn.begin_step(messages, L2_STEP_MAX_TOKENS)
+                if stop is not None:
+                    return FollowEnd("step_limit", None, tuple(steps), stop)
+                static = None if steps else prompts.l2_static(skill.steps_text(), exposed)
+                end = await self._step(turn, dispatch, messages, steps, session, L2Step, static)
             if end is not None:
                 return FollowEnd(end[0], end[1], tuple(steps), end[2])
 
-    def _next_step(self, names: tuple[str, ...], steps: list[StepRecord],
-                   question: str) -> tuple[tuple[str, ...], bool]:
-        """The tools the next step may name, and whether it must be a call.
-
-        Until a lookup tool has found something, a step must be a call, and once one came back empty
-        it must be one of the lookup tools not yet tried: every skill tries its tools in turn ("If the
-        notebook does not have it, call grep_memory"), and a small model otherwise answers "could not
-        find" after the first empty result (seen with the bundled model). When all were tried, L2 may
-        answer. Today's date (a "date" channel tool) is context for the next call, not an answer, so it
-        counts as neither: the adapter called current_date for "what's on 20 November?" and answered
-        with the date. A skill that ends with it says so (stop_after). A question in two parts
-        (asks_two_things) has each lookup tool tried once even after a find: the adapter answered
-        "who's my plumber, and can you find his invoice?" from the notebook alone."""
+    def _next_tool(self, names: tuple[str, ...], steps: list[StepRecord]) -> str | None:
+        """The skill's next step (see the module docstring): its first tool, then while nothing
+        usable came back the next lookup tool not yet tried; None when the attempt is done.
+        Today's date (a "date" channel tool) is context, not a lookup: a skill made of it alone
+        runs it once (date_question), and it never counts as a find."""
         tools = self.toolbox.tools
         lookups = tuple(n for n in names if n in tools and tools[n].manifest.channel != DATE_CHANNEL)
         tried = {s.result_tool for s in steps if s.result_tool}
-        untried = tuple(n for n in lookups if n not in tried)
         if any(s.kind == "ok" and s.result_tool in lookups for s in steps):
-            if untried and asks_two_things(question):
-                return untried, True
-            return names, False
-        if not tried & set(lookups):
-            return names, bool(untried) or not tried  # nothing looked up yet: any call
-        return (untried, True) if untried else (names, False)
+            return None
+        untried = [n for n in (lookups or names) if n not in tried]
+        return untried[0] if untried else None
+
+    async def _determined(self, turn: TurnContext, dispatch: Dispatcher, steps: list[StepRecord], tool: str,
+                          instruction: str) -> tuple[str, str | None, str] | None:
+        """A step the skill already determines: dispatched as it is, no generation."""
+        index = len(steps) + 1
+        t0 = time.perf_counter()
+        result = result_tool = None
+        kind = "failed"
+        try:
+            try:
+                dispatched = await dispatch(turn, tool, instruction)
+            except ToolLoopHalt as halt:
+                kind = "halt"
+                return "halted", None, str(halt)
+            except ConfirmationRequired:
+                kind = "needs_confirmation"
+                raise
+            result, result_tool, kind = dispatched.text, dispatched.tool, dispatched.kind
+            return None
+        finally:
+            steps.append(StepRecord(index, None, tool, instruction, None, result, result_tool, kind))
+            turn.tracer.log_step(index, "l2", tool=tool, result=kind, ms=(time.perf_counter() - t0) * 1000,
+                                 tokens_in=0, tokens_out=0)
 
     async def _step(self, turn: TurnContext, dispatch: Dispatcher, messages: list[ChatMessage],
                     steps: list[StepRecord], session: str, schema: type[BaseModel] = L2Step,

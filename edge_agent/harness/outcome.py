@@ -34,17 +34,17 @@ class Outcome:
     exit_kind: ExitKind
     """How the loop ended."""
     answer: str
-    """The text for the asker."""
+    """What the asker reads: the assistant's own words, composed from exact spans (never the sources)."""
     attachment: dict[str, Any] | None = None
     """The located file (device, path, name), when the answer comes from one."""
     pending: PendingAction | None = None
     """Set when exit_kind is needs_confirmation."""
-    sources: list[str] = field(default_factory=list)
-    """Side channels the answer was synthesized from (files, notes, events, memory)."""
+    sources: list[dict[str, Any]] = field(default_factory=list)
+    """What the answer rests on: [{store, title, device, text: [exact spans]}] (reply.py)."""
     tools_called: list[str] = field(default_factory=list)
     """Real tools run, in order."""
-    cross_checked: list[str] = field(default_factory=list)
-    """Those of tools_called the cross-check ran after the plan (no model chose them)."""
+    by_question: list[str] = field(default_factory=list)
+    """Those of tools_called run with the question's own words (retrieval.py; no model chose them)."""
     usage: dict[str, Any] = field(default_factory=dict)
     """Per role: model calls, prompt/cached/generated tokens, ms; plus totals and queue wait."""
     error: str | None = None

@@ -64,21 +64,34 @@ class L3Dates:
     """The days this request names: the "Dates:" line (prompts.date_hints)."""
     open_range: tuple[date, date] | None = None
     """The days to search when the request names none (prompts.open_range), else None."""
+    span: tuple[date, date] | None = None
+    """The days every phrase it names means, first to last, when the resolver worked out each of
+    them: then the range is known and no model needs to write it."""
+    phrase: str = ""
+    """Those phrases as the asker wrote them ("next week")."""
+
+
+async def today(turn: TurnContext, toolbox: Toolbox) -> Any:
+    """current_date's payload, run once a question (its pill shown) unless a tool already ran it."""
+    return turn.channels.date or await _run_hidden(turn, toolbox, DATE_TOOL)
 
 
 async def l3_dates(turn: TurnContext, toolbox: Toolbox, instruction: str) -> L3Dates:
     """For a tool that takes dates: its date context, from current_date run once per question."""
-    # L2 may have called current_date itself: its payload serves, with no second run.
-    payload = turn.channels.date or await _run_hidden(turn, toolbox, DATE_TOOL)
+    payload = await today(turn, toolbox)
     if not isinstance(payload, dict):
         return L3Dates()
     context = prompts.date_context(payload, turn.model.count_tokens)
-    today = payload_today(payload)
-    if today is None:
+    day = payload_today(payload)
+    if day is None:
         return L3Dates(context)
-    found = prompts.named_days(instruction, turn.question, today)
-    unnamed = None if any(r.span is not None for r in found) else prompts.open_range(today)
-    return L3Dates(context, prompts.dates_line(found, today), unnamed)
+    found = prompts.named_days(instruction, turn.question, day)
+    resolved = [r.span for r in found if r.span is not None]
+    unnamed = None if resolved else prompts.open_range(day)
+    span = (min(s.first for s in resolved), max(s.last for s in resolved)) \
+        if resolved and len(resolved) == len(found) else None
+    phrase = " and ".join(dict.fromkeys(r.phrase for r in found)) if span else ""
+    return L3Dates(context, prompts.dates_line(found, day), unnamed, span, phrase)
 
 
 async def todays_date_context(toolbox: Toolbox, count_tokens) -> str | None:

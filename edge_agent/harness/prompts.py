@@ -41,10 +41,11 @@ Your only tool is {name}. Turn the instruction you are given into the arguments 
 {name}, and reply with those arguments as JSON that matches the schema. Follow the rules below. \
 Do not answer the instruction yourself."""
 
-SYNTH_INSTRUCTIONS = """\
-Answer the user's question in one or two sentences, using only the facts given with it. Copy \
-names, dates, numbers and addresses exactly as written. If the facts do not answer the question, \
-say that you could not find it."""
+CHOOSE_INSTRUCTIONS = """\
+The numbered lines are exact sentences from the user's own notes, messages, files and calendar, \
+each after where it comes from. Pick the lines that answer the user's question: one line for \
+each thing the question asks. If no line answers it, pick 0. \
+Reply with JSON: {"lines": [<line numbers>]}"""
 
 NO_TOOLS_INSTRUCTIONS = """\
 Answer the user briefly, in one or two sentences. You cannot see their notebook, memory, \
@@ -169,9 +170,10 @@ def date_context(payload: dict[str, Any], count_tokens: Callable[[str], int] | N
     return min(options, key=count_tokens) if count_tokens else options[0]
 
 
-def synth_messages(question: str, facts: str) -> list[ChatMessage]:
-    return [ChatMessage("system", SYNTH_INSTRUCTIONS),
-            ChatMessage("user", f"Facts:\n{facts}\n\nQuestion: {question}")]
+def choose_messages(lines: str, question: str) -> list[ChatMessage]:
+    """The reply's one choice: numbered candidate lines, then the question (reply.py)."""
+    return [ChatMessage("system", CHOOSE_INSTRUCTIONS),
+            ChatMessage("user", f"Lines:\n{lines}\n\nQuestion: {question}")]
 
 
 def no_tools_messages(question: str) -> list[ChatMessage]:
@@ -199,8 +201,8 @@ def l3_static(manifest: ToolManifest, args_model: type[BaseModel], date_context:
     return l3_messages(manifest, args_model, VARIABLE, date_context)
 
 
-def synth_static() -> list[ChatMessage]:
-    return synth_messages(VARIABLE, VARIABLE)
+def choose_static() -> list[ChatMessage]:
+    return choose_messages(VARIABLE, VARIABLE)
 
 
 def no_tools_static() -> list[ChatMessage]:

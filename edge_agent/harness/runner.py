@@ -1,14 +1,13 @@
-"""The harness end to end: plan, follow, replan once, cross-check, select and synthesize, exit with one kind.
+"""The harness end to end: plan, follow the skill, search by the question's words, reply.
 
 Exit kinds: complete | halted (a tool's budget ran out) | step_limit (L2 steps, token budget or
-window) | timeout | needs_confirmation | error. A halt or a limit is not a failure: answer
-selection runs on whatever the side channels hold. ContextOverflow and runtime failures end as
-exit kind error with a clear message; nothing escapes as a crash.
+window) | timeout | needs_confirmation | error. A halt or a limit is not a failure: the reply is
+chosen from whatever the side channels hold. ContextOverflow and runtime failures end as exit
+kind error with a clear message; nothing escapes as a crash.
 """
 from __future__ import annotations
 
 import asyncio
-import dataclasses
 import logging
 import secrets
 from dataclasses import dataclass
@@ -16,10 +15,11 @@ from typing import Any, Callable
 
 import aiosqlite
 
-from edge_agent.harness import answer as answers
+from edge_agent.harness import reply as replies
+from edge_agent.harness import retrieval
 from edge_agent.harness.startup import static_heads
-from edge_agent.harness.cross_check import search_skipped, searchable
 from edge_agent.harness.direct import run_direct
+from edge_agent.harness import prompts
 from edge_agent.harness.follower import Follower, FollowEnd
 from edge_agent.harness.outcome import Outcome, PendingAction, PillSink
 from edge_agent.harness.planner import Planner
@@ -33,7 +33,7 @@ from edge_agent.tools.base import ToolError
 log = logging.getLogger(__name__)
 
 MODES = ("harness", "direct")
-MAX_ATTEMPTS = 2  # the first plan and one replan
+ATTEMPT = 1  # one plan, one follow: the question's own words search every other store (retrieval.py)
 ACTION_ID_BYTES = 16  # 128 random bits: a pending-action id cannot be guessed (32 hex characters)
 
 
@@ -59,14 +59,18 @@ class Harness:
     """L2's grammar admits only exposed tool names and a call as the first step."""
     log_chats: bool = False
     """Append each answered question and its answer to the memory log (kind chat)."""
-    cross_check: bool = True
-    """Search the stores the plan skipped with its first search's words (cross_check.py)."""
+    by_question: bool = True
+    """Search every local store with the question's own words too (retrieval.py)."""
 
     def __post_init__(self) -> None:
         self.planner = Planner.for_tools(self.skills, self.toolbox.tools)
         self.follower = Follower(self.toolbox, self.constrain_l2)
-        self.searchable = searchable(self.toolbox.tools) if self.cross_check else ()
-        """The tools the cross-check runs (cross_check.searchable)."""
+        self.local = retrieval.local_only(self.toolbox)
+        """The tools over this device's data only: what the question's words search."""
+        self.searchable = retrieval.searchable(self.toolbox.tools) if self.by_question else ()
+        """The stores the question's words search (retrieval.searchable)."""
+        self.calendar = retrieval.calendar_tool(self.toolbox.tools) if self.by_question else None
+        """The calendar the question's words search by name (retrieval.calendar_tool)."""
 
     async def static_heads(self) -> list[str]:
         """Every static prompt head as of today, rendered: what the runtime evaluates once and keeps."""
@@ -78,7 +82,7 @@ class Harness:
         turn = TurnContext(request_id, question, self.model, self.limits, on_pill, device, **kwargs)
         try:
             if mode not in MODES:
-                return self._finish(turn, "error", f"unknown mode {mode!r}; use one of {', '.join(MODES)}",
+                return self._finish(turn, "error", replies.Reply(f"unknown mode {mode!r}; use one of {', '.join(MODES)}"),
                                     error=f"unknown mode {mode!r}")
             outcome = await self._ask(turn, mode)
             if self.log_chats:
@@ -87,92 +91,79 @@ class Harness:
         finally:
             forget = getattr(self.model, "forget_session", None)
             if forget is not None:
-                for attempt in (*range(1, MAX_ATTEMPTS + 1), "direct"):
+                for attempt in (ATTEMPT, "direct"):
                     forget(f"l2:{request_id}:{attempt}")
             await self._save_traces(turn)
 
     async def _ask(self, turn: TurnContext, mode: str) -> Outcome:
         end: FollowEnd | None = None
-        no_tools = False
+        skill: Skill | None = None
         try:
             if mode == "direct":
                 end = await run_direct(turn, self.toolbox)
             else:
-                end, no_tools = await self._attempts(turn)
-            l2_text = end.answer if end is not None and end.kind == "complete" else None
-            final = await answers.synthesize(turn, l2_text=l2_text, no_tools=no_tools)
+                plan = await self.planner.plan(turn)
+                if plan.skill != NONE_SKILL:
+                    skill = self.skills[plan.skill]
+                    end = await self.follower.run(turn, skill, plan.rationale, ATTEMPT)
+            final = await self._reply(turn, skill, mode)
             kind = end.kind if end else "complete"
-            return self._finish(turn, kind, final.text, final, reason=end.reason if end else "")
+            return self._finish(turn, kind, final, reason=end.reason if end else "")
         except ConfirmationRequired as effect:
             return await self._needs_confirmation(turn, effect)
         except LimitReached as limit:
-            final = await self._answer_after(turn)
-            return self._finish(turn, limit.kind, final.text, final, reason=limit.reason)
+            final = await self._reply(turn, skill, mode, after_limit=True)
+            return self._finish(turn, limit.kind, final, reason=limit.reason)
         except ModelCallFailed as failed:
             message = (f"the prompt for {failed.role} does not fit the model's window: {failed.cause}"
                        if isinstance(failed.cause, ContextOverflow) else f"the model failed in {failed.role}: {failed.cause}")
             log.warning("request %s: %s", turn.request_id, message)
-            final = await self._answer_after(turn, generate=False)
-            text = final.text if final.sources else f"Sorry, I could not answer: {message}"
-            return self._finish(turn, "error", text, final, error=message)
+            final = await self._reply(turn, skill, mode, after_limit=True)
+            if final.text == replies.NOT_FOUND:
+                final = replies.Reply(f"Sorry, I could not answer: {message}")
+            return self._finish(turn, "error", final, error=message)
         except asyncio.CancelledError:
             raise
         except Exception as err:  # our bug: reported as exit kind error, never a dead service
             log.exception("request %s failed", turn.request_id)
             message = f"internal error: {type(err).__name__}: {err}"
-            return self._finish(turn, "error", f"Sorry, I could not answer: {message}", error=message)
+            return self._finish(turn, "error", replies.Reply(f"Sorry, I could not answer: {message}"), error=message)
 
-    async def _attempts(self, turn: TurnContext) -> tuple[FollowEnd | None, bool]:
-        """Plan and follow; an attempt that finds nothing usable, or only near misses (weak
-        matches), replans once among the other skills, guards reset. The side channels keep what
-        every attempt found. Then the stores no attempt searched are searched with the first
-        search's words (cross_check.py); a better find there sets L2's answer aside."""
-        tried: list[str] = []
-        end: FollowEnd | None = None
-        for attempt in range(1, MAX_ATTEMPTS + 1):
-            if attempt > 1:
-                turn.reset_guards()
-            plan = await self.planner.plan(turn, tried)
-            if plan.skill == NONE_SKILL:
-                text = await answers.answer_without_tools(turn)
-                return FollowEnd("complete", text, ()), True
-            end = await self.follower.run(turn, self.skills[plan.skill], plan.rationale, attempt)
-            if turn.channels.usable and not answers.only_weak(turn.channels):
-                break
-            tried.append(plan.skill)
-            if not self.planner.untried(tried):
-                break
-            log.info("request %s: attempt %d (%s) found nothing usable", turn.request_id, attempt, plan.skill)
-        if await search_skipped(turn, self.toolbox, self.searchable) and end is not None:
-            end = dataclasses.replace(end, answer=None)  # L2 read only its own store: synthesis reads all
-        return end, False
-
-    async def _answer_after(self, turn: TurnContext, generate: bool = True) -> answers.Answer:
-        """Answer selection after a limit or failure: same order, deterministic if no time is left."""
-        chosen = answers.select(turn.channels, turn.question)
-        if chosen is None:
-            return answers.Answer(answers.NOT_FOUND)
-        if generate and chosen.needs_generation and turn.can_generate(turn.limits.answer_tokens):
-            try:
-                return await answers.synthesize(turn)
-            except (ModelCallFailed, LimitReached) as err:
-                log.warning("request %s: synthesis failed (%s); answering from the exact text", turn.request_id, err)
-        return answers.Answer(chosen.fallback, chosen.sources, chosen.attachment)
+    async def _reply(self, turn: TurnContext, skill: Skill | None, mode: str, *,
+                     after_limit: bool = False) -> replies.Reply:
+        """Search by the question's words (unless time is up), then the reply from everything found.
+        With the plan's "none" and nothing chosen from the user's data: the model's own short reply."""
+        if self.by_question and not after_limit and turn.elapsed_s() <= turn.limits.deadline_s:
+            await retrieval.search_everywhere(turn, self.local, self.searchable, self.calendar)
+        stores = [self.toolbox.manifest(t).channel for t in (skill.tools if skill else ()) if t in self.toolbox.tools]
+        try:
+            final = await replies.reply(turn, needs_data=skill is not None or mode == "direct",
+                                        first_stores=[replies.STORE_OF.get(c, c) for c in stores],
+                                        located=turn.located[-1] if turn.located else None)
+        except (ModelCallFailed, LimitReached):
+            final = None
+        if final is not None:
+            return final
+        if after_limit or not turn.can_generate(turn.limits.answer_tokens):
+            return replies.Reply(replies.NOT_FOUND)
+        text, _ = await turn.text("reply", prompts.no_tools_messages(turn.question),
+                                  max_tokens=turn.limits.answer_tokens, input=turn.question,
+                                  head=prompts.no_tools_static())
+        return replies.Reply(text.strip())
 
     async def _needs_confirmation(self, turn: TurnContext, effect: ConfirmationRequired) -> Outcome:
         action = PendingAction(secrets.token_hex(ACTION_ID_BYTES), effect.tool, effect.arguments, effect.preview)
         await trace_store.add_pending(self.db, action.id, turn.request_id, action.tool, action.args, action.preview)
         text = f"{action.preview}\nNothing is saved until you confirm it (action {action.id})."
-        outcome = self._finish(turn, "needs_confirmation", text)
+        outcome = self._finish(turn, "needs_confirmation", replies.Reply(text))
         outcome.pending = action
         return outcome
 
-    def _finish(self, turn: TurnContext, kind: str, text: str, final: answers.Answer | None = None, *,
+    def _finish(self, turn: TurnContext, kind: str, final: replies.Reply, *,
                 reason: str = "", error: str | None = None) -> Outcome:
-        return Outcome(turn.request_id, kind, text,  # type: ignore[arg-type]
-                       attachment=final.attachment if final else None,
-                       sources=list(final.sources) if final else [], tools_called=list(turn.tools_called),
-                       cross_checked=list(turn.cross_checked),
+        return Outcome(turn.request_id, kind, final.text,  # type: ignore[arg-type]
+                       attachment=final.attachment, sources=list(final.sources),
+                       tools_called=list(turn.tools_called), by_question=list(turn.by_question),
                        usage=turn.tracer.usage_summary(), error=error, reason=reason or None,
                        pills=list(turn.pills))
 
@@ -224,4 +215,4 @@ class Harness:
                            error=str(err))
         await trace_store.finish_pending(self.db, action_id, True, result.text)
         return Outcome(request_id, "complete", f"Done. {row.preview}", tools_called=[row.tool],
-                       sources=["effects"])
+                       sources=[{"store": "notebook", "title": "new note", "device": None, "text": [row.preview]}])

@@ -2,7 +2,9 @@
 
 It sees the tool's full description, argument docs, JSON schema and crafting rules (what L2
 never sees), generates the arguments under that tool's grammar, and the tool runs once with its
-own guards off. A tool without arguments (current_date) runs directly, with no generation.
+own guards off. A session whose output is already determined is not run: a tool without
+arguments (current_date) runs directly, and so does the calendar when the date resolver worked out
+every day the asker named, or they named none (the open range, searched by name: by_name.py).
 
 L3's report to L2 is built deterministically from the ToolResult rather than generated: the
 tool's compact text already is the control signal L2 needs, and a second L3 generation per
@@ -18,6 +20,7 @@ import logging
 import re
 import time
 from dataclasses import dataclass
+from datetime import date
 from typing import Any, Callable
 
 from pydantic import BaseModel
@@ -26,10 +29,9 @@ from edge_agent.harness import by_name, plumbing, prompts
 from edge_agent.harness.channels import DATA_CHANNELS, EVENTS_CHANNEL
 from edge_agent.harness.effects import from_the_asker
 from edge_agent.harness.fitting import fit_relevant
-from edge_agent.harness.query_guard import without_invented_dates
 from edge_agent.harness.reserve import worst_case_tokens
 from edge_agent.harness.toolbox import Toolbox
-from edge_agent.harness.turn import ConfirmationRequired, ModelCallFailed, TurnContext, model_misbehaved
+from edge_agent.harness.turn import CalendarRead, ConfirmationRequired, ModelCallFailed, TurnContext, model_misbehaved
 from edge_agent.llm.base import ContextOverflow
 from edge_agent.tools.base import ToolError, ToolResult
 
@@ -66,15 +68,18 @@ def args_json(args: BaseModel) -> str:
 
 
 async def execute(turn: TurnContext, toolbox: Toolbox, name: str, args: BaseModel, role: str,
-                  narrow: Callable[[ToolResult], ToolResult] | None = None) -> ToolReport:
-    """Run a real tool once (after the effect check), feed the side channels, emit its pill.
-    `narrow`, when given, keeps part of the result before anything reads it."""
+                  narrow: Callable[[ToolResult], ToolResult] | None = None, *, pill: bool = True,
+                  crafted: bool = True) -> ToolReport:
+    """Run a real tool once (after the effect check), feed the side channels, emit its pill
+    (unless `pill` is False). `narrow`, when given, keeps part of the result before anything
+    reads it. `crafted`: the arguments are a model's (its query words then rank the reply too)."""
     manifest = toolbox.manifest(name)
     if manifest.has_effect:
         dumped = _from_the_asker(toolbox, name, args.model_dump(mode="json"), turn.question)
         raise ConfirmationRequired(name, dumped, preview_for(name, dumped))
     tool = toolbox.tools[name]
-    await turn.emit_pill(manifest.pill)
+    if pill:
+        await turn.emit_pill(manifest.pill)
     t0 = time.perf_counter()
     try:
         result = await tool(args, toolbox.ctx)
@@ -87,15 +92,17 @@ async def execute(turn: TurnContext, toolbox: Toolbox, name: str, args: BaseMode
         return ToolReport(text, "error")
     turn.tracer.tool_ms += (time.perf_counter() - t0) * 1000
     turn.tools_called.append(name)
-    if manifest.channel in DATA_CHANNELS and isinstance(getattr(args, QUERY_FIELD, None), str):
+    if crafted and manifest.channel in DATA_CHANNELS and isinstance(getattr(args, QUERY_FIELD, None), str):
         turn.queries.append(getattr(args, QUERY_FIELD))
     added = turn.channels.add(result)
+    best = result.payload.get("best") if isinstance(result.payload, dict) else None
+    if crafted and result.channel == "files" and isinstance(best, dict):
+        turn.located.append(best)
     ok = result.found and (added or result.channel not in DATA_CHANNELS)
     head = f"{name} ran with {args_json(args)}" if type(args).model_fields else f"{name} ran"
     body = f"{head}. It returned: {result.text}" if result.found else f"{head} and found nothing. {result.text}"
     text = fit_relevant(turn.model, body.strip(), turn.limits.tool_result_tokens, turn.question)
-    if result.weak:  # a near miss: L2 reads "weak", the asker sees it on a second pill
-        await turn.emit_pill(f"{manifest.pill}: weak match")
+    if result.weak:  # a near miss: L2 reads "weak"
         return ToolReport(text, "weak", result)
     return ToolReport(text, "ok" if ok else "empty", result)
 
@@ -127,6 +134,13 @@ class ToolAgent:
             return await self._run_without_generation(turn, name, instruction, role)
         dates = await plumbing.l3_dates(turn, self.toolbox, instruction) if plumbing.wants_dates(tool.Args) \
             else plumbing.L3Dates()
+        reads_range = manifest.channel == EVENTS_CHANNEL and {"start", "end"} <= set(tool.Args.model_fields)
+        days = dates.span or dates.open_range
+        if reads_range and days is not None:
+            # The resolver worked out every day the asker named, or they named none: the range is
+            # known, and a generation that could only copy it is not run.
+            args = tool.Args.model_validate({"start": days[0].isoformat(), "end": days[1].isoformat()})
+            return await self._read_calendar(turn, name, instruction, role, args, dates)
         messages = prompts.l3_messages(manifest, tool.Args, instruction, dates.context, dates.named)
         static = prompts.l3_static(manifest, tool.Args, dates.context)
         try:
@@ -143,17 +157,31 @@ class ToolAgent:
             scope = (await plumbing.device_scope(turn, self.toolbox, instruction) if turn.device
                      else named_devices(getattr(args, plumbing.DEVICES_FIELD), f"{instruction} {turn.question}"))
             args = args.model_copy(update={plumbing.DEVICES_FIELD: scope})
-        if isinstance(getattr(args, QUERY_FIELD, None), str) and not manifest.has_effect:
-            args = args.model_copy(update={QUERY_FIELD: without_invented_dates(getattr(args, QUERY_FIELD), turn.question)})
+        if reads_range:
+            report = await self._read_calendar(turn, name, instruction, role, args, dates, generated=True)
+        else:
+            report = await execute(turn, self.toolbox, name, args, role)
+        self._amend_trace(turn, raw, args, report)
+        return report
+
+    async def _read_calendar(self, turn: TurnContext, name: str, instruction: str, role: str, args: BaseModel,
+                             dates: plumbing.L3Dates, generated: bool = False) -> ToolReport:
+        """Read the calendar over `args`' days and keep the read for the reply; with no day named,
+        only the events that mention the asker's words (by_name.py)."""
+        first, last = date.fromisoformat(getattr(args, "start")), date.fromisoformat(getattr(args, "end"))
         narrow = None
-        if dates.open_range and manifest.channel == EVENTS_CHANNEL and {"start", "end"} <= set(tool.Args.model_fields):
-            # No day named: the whole open range is read, and searched by name (by_name.py).
-            first, last = dates.open_range
-            args = args.model_copy(update={"start": first.isoformat(), "end": last.isoformat()})
+        if dates.open_range is not None and (first, last) == dates.open_range:
             span = f"{first.isoformat()} to {last.isoformat()}"
             narrow = functools.partial(by_name.about, question=turn.question, span=span)
+        started_at, t0 = time.time(), time.perf_counter()
         report = await execute(turn, self.toolbox, name, args, role, narrow)
-        self._amend_trace(turn, raw, args, report)
+        events = list(report.result.payload) if report.result and isinstance(report.result.payload, list) else []
+        phrase = dates.phrase if (first, last) == dates.span else ""
+        turn.calendar_reads.append(CalendarRead(first, last, phrase, events))
+        if not generated:
+            turn.tracer.record(role, prompt="", bound_tools=[name], input=instruction,
+                               output=f"=> ran with {args_json(args)} (range known: no generation)\n=> {report.text}",
+                               usage=None, started_at=started_at, ms=(time.perf_counter() - t0) * 1000, tool=name)
         return report
 
     async def _run_without_generation(self, turn: TurnContext, name: str, instruction: str, role: str) -> ToolReport:

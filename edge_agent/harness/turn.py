@@ -12,6 +12,7 @@ import inspect
 import logging
 import time
 from dataclasses import dataclass, field
+from datetime import date
 from typing import Any, Callable, Sequence, TypeVar
 
 from pydantic import BaseModel
@@ -74,6 +75,20 @@ def model_misbehaved(err: Exception) -> bool:
 
 
 @dataclass(frozen=True)
+class CalendarRead:
+    """One read of the calendar the plan made, and the days it covered."""
+
+    first: date
+    """First day read."""
+    last: date
+    """Last day read (inclusive)."""
+    phrase: str
+    """The asker's date phrase the range answers ("next week"); "" when they named no day."""
+    events: list[dict[str, Any]]
+    """The events found (by name, when no day was named)."""
+
+
+@dataclass(frozen=True)
 class Limits:
     """The bounds of one question (from settings.harness)."""
 
@@ -124,9 +139,13 @@ class TurnContext:
     tools_called: list[str] = field(default_factory=list)
     """Real tools run, in order."""
     queries: list[str] = field(default_factory=list)
-    """The words each search of the user's stores looked for, in order (cross_check reuses the first)."""
-    cross_checked: list[str] = field(default_factory=list)
-    """Tools the cross-check ran after the plan (cross_check.py); in tools_called too."""
+    """The words each search the model crafted looked for, in order (the reply ranks by them too)."""
+    by_question: list[str] = field(default_factory=list)
+    """Tools run with the question's own words (retrieval.py), no model choosing; in tools_called too."""
+    located: list[dict[str, Any]] = field(default_factory=list)
+    """The files the plan's own searches located (their best hits), in order."""
+    calendar_reads: list[CalendarRead] = field(default_factory=list)
+    """The calendar ranges the plan read (the reply renders the asked one)."""
     pills: list[str] = field(default_factory=list)
     """Pill labels emitted, in order."""
     generated_tokens: int = 0

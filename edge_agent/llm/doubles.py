@@ -29,7 +29,7 @@ class CallInfo:
     prompt: str
     """The exact prompt string."""
     role: str
-    """The role tag the caller gave (planner, l2, l3.<tool>.<n>, synth)."""
+    """The role tag the caller gave (planner, l2, l3.<tool>.<n>, choose, reply)."""
     schema: type[BaseModel] | None
     """The pydantic model for structured calls, else None."""
     max_tokens: int

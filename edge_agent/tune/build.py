@@ -22,21 +22,21 @@ from typing import Any
 from edge_agent.tune.dataset import generate
 from edge_agent.tune.teacher import Example, household_examples
 
-# Shares of the training set by role kind (L2's call steps and answer steps are counted apart).
-# The plan is the step a wrong answer most often starts from (docs/eval: 73/102 plans right with a
-# 0.30 share), so it has the largest share; its examples are short and share their menu's head.
-# remember's L3 (copy the user's fact into one sentence, never a remembered value) has its own share:
-# within l3's it was 27 of 330 examples, and the adapter wrote "locker number is 4417" for another number.
-ROLE_SHARES = {"planner": 0.40, "l2.call": 0.16, "l2.answer": 0.15, "l3": 0.17, "l3.remember": 0.05, "synth": 0.07}
+# Shares of the training set by role kind. The plan and the reply's choice are the two decisions
+# every answer turns on; the plan's examples are short and share their menu's head, the choice's
+# carry six candidate lines. L3 crafts the search words from the asker's question. remember's L3
+# (copy the user's fact into one sentence, never a remembered value) has its own share: the
+# adapter once wrote "locker number is 4417" for another number. L2 writes nothing under the
+# shipped skills (its steps are determined: harness/follower.py), so it has no share. The model's
+# own reply is only for small talk (teacher.SMALL_TALK: eight questions, so eight examples).
+ROLE_SHARES = {"planner": 0.34, "choose": 0.38, "l3": 0.19, "l3.remember": 0.05, "reply": 0.004}
 MAX_EXAMPLE_TOKENS = 1024  # longer examples cost a whole step of padding; they are skipped
 MIN_HOUSEHOLDS = 120  # each share is spread over at least this many households (menus, names, data)
 MAX_HOUSEHOLDS = 600  # a bound on the replay, in case a share can never be filled
 
 
 def kind(e: Example) -> str:
-    """The example's share: planner | l2.call | l2.answer | l3 | l3.remember | synth."""
-    if e.role == "l2":
-        return "l2.answer" if e.target.startswith('{"answer"') else "l2.call"
+    """The example's share: planner | choose | l3 | l3.remember | reply (l2 if ever recorded)."""
     if e.role == "l3.remember":
         return e.role
     return e.role.split(".", 1)[0]
@@ -64,7 +64,7 @@ async def collect(total: int, seed: int, work: Path, tokenizer: Any, progress=pr
         taken: Counter = Counter()
         for e in examples:
             k = kind(e)
-            if len(have[k]) >= want[k] or taken[k] >= per_household[k] or (e.prompt, e.target) in seen:
+            if k not in want or len(have[k]) >= want[k] or taken[k] >= per_household[k] or (e.prompt, e.target) in seen:
                 continue
             taken[k] += 1
             prompt_ids = tokenizer.tokenize(e.prompt, add_bos=True)

@@ -1,4 +1,5 @@
-"""How people really type: fillers, lower case, missing question marks, spelling variants and a few typos.
+"""How people really type: fillers, lower case, missing question marks, dropped apostrophes,
+spelling variants, a few typos, and two-word questions ("dentist when", "joels birthday").
 
 Typos never touch a protected span (names, numbers, date phrases, device ids, the words a call's
 arguments copy), so the question still says what the call needs.
@@ -91,6 +92,24 @@ def add_typos(text: str, rng: random.Random, protect: list[str], rate: float = 0
     return "".join(out)
 
 
+FRAGMENT_WH = ("how much", "when", "where", "who")
+"""Question words a two-word question keeps (what/which add nothing after a keyword)."""
+
+
+def fragment(keywords: str, question: str, rng: random.Random) -> str:
+    """The question typed as two words: its search's first keyword (a name sometimes with its
+    possessive "s" and no apostrophe) and either the search's last keyword or the question's own
+    "when"/"where"/"who"/"how much", lower case ("joels birthday", "dentist when", "lease deposit?")."""
+    words = keywords.split()
+    if not words:
+        return question
+    first = words[0] + ("s" if words[0][:1].isupper() and len(words) > 1 and rng.random() < 0.5 else "")
+    found = re.search(r"\b(" + "|".join(FRAGMENT_WH) + r")\b", question.lower())
+    seconds = ([words[-1]] if len(words) > 1 else []) + ([found.group(1)] if found else [])
+    text = f"{first} {rng.choice(seconds)}" if seconds else first
+    return text.lower() + rng.choice(("", "?"))
+
+
 def casual(text: str, rng: random.Random, protect: list[str], *, american_spelling: bool, style: float = 1.0) -> str:
     """The question as someone would type it: spelling, filler, case, punctuation, typos."""
     text = american(text, rng) if american_spelling else (british(text, rng) if rng.random() < 0.1 else text)
@@ -116,6 +135,8 @@ def casual(text: str, rng: random.Random, protect: list[str], *, american_spelli
         text = text[0].upper() + text[1:]
     if rng.random() < 0.35 * style:
         text = add_typos(text, rng, protect)
+    if rng.random() < 0.3 * style:  # "whats leos number": no apostrophes at all
+        text = text.replace("'", "").replace("\u2019", "")
     text = re.sub(r"\b(\w+)( \1\b)+", r"\1", text)  # "please please" from a closer after the same word
     return re.sub(r"\s{2,}", " ", text).strip()
 

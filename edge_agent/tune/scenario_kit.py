@@ -10,9 +10,10 @@ from typing import Any
 from edge_agent.eval.questions import Question
 from edge_agent.tune.households import Household
 from edge_agent.tune.model import Person
-from edge_agent.tune.phrasing import casual
+from edge_agent.tune.phrasing import casual, fragment
 
 INSTRUCTION_CHARS = 120  # call_tool's instruction limit (harness follower)
+FRAGMENT_RATE = 0.15  # of person, document, recall and unanswerable questions typed as two words
 SKILL_OF = {"person": "person_facts", "document": "find_document", "recall": "recall_conversation",
             "calendar": "calendar_question", "relative_date": "calendar_question", "date": "date_question",
             "remember": "remember_this", "injection": None, "unanswerable": None, "multi": None}
@@ -51,11 +52,19 @@ def refs_for(p: Person, others: list[Person]) -> list[Ref]:
         return [Ref(f"my {word}", f"the user's {word}", word), Ref(word, f"the user's {word}", word),
                 Ref(f"my {formal}", f"the user's {formal}", formal)]
     if p.key == "partner":
-        return [Ref(first, f"{first} (the user's {p.role})", first), Ref(f"my {p.role}", f"the user's {p.role}", p.role)]
+        # how people name a partner in a question: the search finds the "(partner)" page through
+        # the synonym table (girlfriend -> partner), so the keyword is the asker's own word
+        loved = {"f": ("girlfriend", "wife", "missus"), "m": ("boyfriend", "husband", "hubby")}.get(p.gender, ())
+        return [Ref(first, f"{first} (the user's {p.role})", first), Ref(f"my {p.role}", f"the user's {p.role}", p.role),
+                *[Ref(f"my {w}", f"the user's {w}", w) for w in loved if w != "missus" and w != "hubby"],
+                *[Ref(w, f"the user's {w}", w) for w in loved[:1]]]
     if p.key.startswith("sibling"):
         out = [Ref(first, first, first), Ref(f"my {p.role} {first}", f"{first}, the user's {p.role}", first)]
         if sum(o.role == p.role for o in others) == 1:
             out.append(Ref(f"my {p.role}", f"the user's {p.role}", p.role))
+            short = {"brother": "bro", "sister": "sis"}.get(p.role)
+            if short:
+                out.append(Ref(f"my {short}", f"the user's {p.role}", p.role))
         return out
     if p.key == "manager":
         return [Ref("my manager", "the user's manager", "manager"), Ref("my boss", "the user's boss", "boss"),
@@ -66,7 +75,8 @@ def refs_for(p: Person, others: list[Person]) -> list[Ref]:
         return [Ref(first, first, first), Ref(f"{first} from work", f"{first}, the user's colleague", first)]
     if p.key == "neighbour":
         return [Ref(first, first, first), Ref(f"{first} next door", f"{first}, the {p.role}", first)]
-    return [Ref(first, first, first), Ref(f"my friend {first}", f"{first}, the user's friend", first)]
+    return [Ref(first, first, first), Ref(f"my friend {first}", f"{first}, the user's friend", first),
+            Ref(f"my mate {first}", f"{first}, the user's friend", first)]
 
 
 class Kit:
@@ -106,6 +116,13 @@ class Kit:
     def style(self, text: str, protect: list[str], style: float = 1.0) -> str:
         return casual(text[0].upper() + text[1:] if self.rng.random() < 0.6 else text, self.rng,
                       [p for p in protect if p], american_spelling=self.american, style=style)
+
+    def terse(self, text: str, keywords: str) -> str:
+        """Now and then (FRAGMENT_RATE) the question typed as two words instead: a keyword of its
+        search and its own "when"/"where" or the search's topic (phrasing.fragment)."""
+        if keywords.strip() and self.rng.random() < FRAGMENT_RATE:
+            return fragment(keywords, text, self.rng)
+        return text
 
     def add(self, category: str, question: str, calls: list[dict[str, Any]], facts: list[str], *,
             skill: str | None = None, file: str | None = None, forbidden: list[str] | None = None,

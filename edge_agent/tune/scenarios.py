@@ -80,7 +80,7 @@ def notebook(kit: Kit, probes: list[Probe], n: int) -> None:
             protect += [ref.q, person.first]
         if p.intent.startswith("pet."):
             slots["ppos"] = slots.get("pos", "its")
-        text = kit.style(kit.fill(kit.pick(questions), slots), protect)
+        text = kit.terse(kit.style(kit.fill(kit.pick(questions), slots), protect), query)
         instr = kit.instruction(instructions, slots)
         kit.add("person", text, [call("check_notebook", instr, query=query)], [p.fact])
 
@@ -108,6 +108,7 @@ def documents(kit: Kit, probes: list[Probe], n: int) -> None:
         device = p.device or kit.file_device.get(p.file or "")
         text, instr, devices = _device_wrap(kit, text, instr, device if p.file else None)
         text = kit.style(text, list(slots.values()) + kit.hh.devices)
+        text = text if devices else kit.terse(text, p.query)
         facts = [] if p.intent == "doc.photo" else [p.fact]
         kit.add("document", text, [call("find_file", instr[:120], query=p.query, devices=devices)], facts, file=p.file)
 
@@ -122,7 +123,7 @@ def recall(kit: Kit, probes: list[Probe], n: int) -> None:
             slots.update({"name": person.first, "subj": person.subj, "pos": person.pos, "role": person.role})
         slots["mum"] = kit.hh.locale.mum
         slots["make"] = kit.hh.cast.car.get("make", "car")
-        text = kit.style(kit.fill(kit.pick(questions), slots), list(slots.values()))
+        text = kit.terse(kit.style(kit.fill(kit.pick(questions), slots), list(slots.values())), p.query)
         kit.add("recall", text, [call("grep_memory", kit.instruction(instructions, slots), query=p.query)], [p.fact])
 
 
@@ -174,7 +175,7 @@ def unanswerable(kit: Kit, n: int) -> None:
             thing = rng.choice(UNKNOWN_EVENTS)
             slots, tool, query, skill = {"name": name, "thing": thing}, "grep_memory", f"{name} {thing}", "recall_conversation"
         args = {"query": query, "devices": []} if tool == "find_file" else {"query": query}
-        text = kit.style(kit.fill(template, slots), list(slots.values()))
+        text = kit.terse(kit.style(kit.fill(template, slots), list(slots.values())), query)
         kit.add("unanswerable", text, [call(tool, kit.instruction(instructions, slots), **args)], [], skill=skill)
 
 

@@ -21,7 +21,8 @@ from edge_agent.eval.questions import Question, QuestionPlan
 from edge_agent.llm.doubles import CallInfo, FunctionModel
 from edge_agent.tune.menus import write_menu
 
-# Questions that need none of the user's data; the plan is "none" and the answer is free text.
+# Questions that need none of the user's data: the plan is "none", no line is chosen, and the
+# answer is the model's own short reply.
 SMALL_TALK: tuple[tuple[str, str], ...] = (
     ("hi there", "Hello! Ask me about your notes, files, calendar or memory."),
     ("thanks, that's all", "You're welcome."),
@@ -41,7 +42,7 @@ class Example:
     """One generation the harness asked for, and what a perfect model answers."""
 
     role: str
-    """planner | l2 | l3.<tool> | synth"""
+    """planner | l3.<tool> | choose | reply (l2 only for an unconstrained follower)"""
     prompt: str
     """The exact prompt, as the runtime renders it."""
     target: str
@@ -78,29 +79,21 @@ class Teacher:
         self.examples: list[Example] = []
         self.source = ""
         self.reply: str | None = None
-        self.replanned = False
 
     def begin(self, question: Question, source: str, names: dict[str, str], reply: str | None = None) -> None:
         """The next question; `reply` answers it when it needs no data (small talk)."""
         self.oracle.begin(question, names)
         self.source, self.names, self.reply = source, names, reply
-        self.replanned = False
 
     def _respond(self, info: CallInfo) -> Any:
-        # A replan sends the planner the first plan's prompt under a narrower grammar
-        # (harness/planner.py): an example of it would teach two targets for one prompt. What
-        # follows it is the oracle's filler route, not a perfect one: nothing after it is recorded.
-        if info.role == "planner" and self.oracle.state.plans >= 1:
-            self.replanned = True
         out = self.oracle.respond(info)
-        if info.role == "synth" and self.reply is not None:
+        if info.role == "reply" and self.reply is not None:
             out = self.reply
         if info.role == "planner" and isinstance(out, dict):
             out = {**out, "skill": self.names.get(out["skill"], out["skill"])}
         target = as_decoded(info.schema, out) if info.schema is not None else str(out)
         role = info.role if not info.role.startswith("l3.") else ".".join(info.role.split(".")[:2])
-        if not self.replanned:
-            self.examples.append(Example(role, info.prompt, target, self.source))
+        self.examples.append(Example(role, info.prompt, target, self.source))
         return out
 
 

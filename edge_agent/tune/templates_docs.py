@@ -129,7 +129,7 @@ MONEY_DOCS = {
         "{kind} insurance claims number",
     )),
     "doc.cv_email": ((
-        "which email address did I put on my {word}, the current one",
+        "the {word} I send out - which inbox does it point people to",
         "check my {word} before I send it - what email is on there",
         "is the right email on my {word}? which one did I use",
         "what contact email is on the {word} I keep on file",

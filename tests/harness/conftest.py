@@ -11,6 +11,7 @@ from edge_agent.store.db import connect
 from edge_agent.tools.base import ToolContext
 from edge_agent.tools.clock import fixed_clock
 from edge_agent.tools.registry import build_tools
+from edge_agent.harness.turn import Limits
 from harness_kit import DEFAULT_LIMITS, NOW, ZONE, seed
 
 
@@ -33,10 +34,10 @@ async def db(tmp_path, store):
 @pytest.fixture
 def make_harness(store, db):
     def make(model, *, tools=None, limits: Limits = DEFAULT_LIMITS, clock=None, tracing=True,
-             constrain_l2=True, cross_check=False) -> Harness:
+             constrain_l2=True, by_question=False, remote_search=None) -> Harness:
         tools = tools if tools is not None else build_tools(enforce_guards=False)
-        ctx = ToolContext(store=store, now=fixed_clock(NOW, ZONE), device_id="pi")
+        ctx = ToolContext(store=store, now=fixed_clock(NOW, ZONE), device_id="pi", remote_search=remote_search)
         skills = load_skills(known_tools=tools)
         return Harness(model, Toolbox(tools, ctx), skills, limits, db, tracing, clock, constrain_l2,
-                       cross_check=cross_check)
+                       by_question=by_question)
     return make

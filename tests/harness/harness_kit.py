@@ -37,11 +37,33 @@ def plan(skill: str, rationale: str = "look it up") -> dict:
     return {"skill": skill, "rationale": rationale}
 
 
+def pick(*numbers: int) -> dict:
+    """The reply's choice: these candidate lines (0: none of them)."""
+    return {"lines": list(numbers)}
+
+
+def pick_holding(*texts: str) -> Callable[[CallInfo], dict]:
+    """A choice that picks, for each text, the first candidate line holding it (0 when none does)."""
+    def choose(info: CallInfo) -> dict:
+        lines = candidate_lines(info.prompt)
+        picked = [n for t in texts for n, line in sorted(lines.items()) if t.lower() in line.lower()][:3]
+        return {"lines": list(dict.fromkeys(picked)) or [0]}
+    return choose
+
+
+def candidate_lines(prompt: str) -> dict[int, str]:
+    from edge_agent.eval.oracle import candidate_lines as lines
+    return lines(prompt)
+
+
 def role_model(*, planner: list | None = None, l2: list | None = None, l3: dict[str, Any] | None = None,
-               synth: str | Callable[[CallInfo], str] = "synthesized answer", n_ctx: int = 4096,
+               choose: list | Callable[[CallInfo], dict] | None = None,
+               reply: str | Callable[[CallInfo], str] = "a reply of the model's own", n_ctx: int = 4096,
                on_call: Callable[[CallInfo], None] | None = None) -> FunctionModel:
-    """A FunctionModel answering by role: planner and l2 from lists, l3 per tool (list or fn), synth text."""
+    """A FunctionModel answering by role: planner and l2 from lists, l3 per tool (list or fn), the
+    reply's choice from a list or fn (default: line 1), the no-data reply's text."""
     planner, l2, l3 = list(planner or []), list(l2 or []), dict(l3 or {})
+    picks = list(choose) if isinstance(choose, list) else None
 
     def fn(info: CallInfo):
         if on_call is not None:
@@ -53,8 +75,12 @@ def role_model(*, planner: list | None = None, l2: list | None = None, l3: dict[
         if info.role.startswith("l3."):
             spec = l3[info.role.split(".")[1]]
             return spec(info) if callable(spec) else spec.pop(0)
-        if info.role == "synth":
-            return synth(info) if callable(synth) else synth
+        if info.role == "choose":
+            if picks is not None:
+                return picks.pop(0)
+            return choose(info) if callable(choose) else pick(1)
+        if info.role == "reply":
+            return reply(info) if callable(reply) else reply
         raise AssertionError(f"unexpected role {info.role}")
 
     return FunctionModel(fn=fn, n_ctx=n_ctx)

@@ -135,3 +135,24 @@ def ngrams(text: str, n: int = 6) -> frozenset[tuple[str, ...]]:
 
 def jaccard(a: frozenset[str], b: frozenset[str]) -> float:
     return len(a & b) / len(a | b) if a | b else 0.0
+
+
+VALUE_PATTERNS = (
+    re.compile(r"\b0\d{3,4} ?\d{3} ?\d{3,4}\b"),  # UK phone numbers (07700 900412, 0117 496 0733)
+    re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+"),  # email addresses
+    re.compile(r"[£$€]\s?\d[\d,]*\.(?!00)\d\d\b"),  # sums with pence (see DISTINCT_SUM_DIGITS)
+    re.compile(r"\b[A-Z]{2,}[A-Z0-9]*(?:-[A-Z0-9]*\d[A-Z0-9]*)+\b"),  # codes: HLI-7730291, DPS-4471-2209
+    re.compile(r"\b[A-Z]{2}\d{2} ?[A-Z]{3}\b"),  # a UK registration plate
+)
+"""The kinds of value a question asks for, as the eval world writes them."""
+DISTINCT_SUM_DIGITS = 5  # a sum is the world's own from this many digits (£206.30); £6.50 is any café's price
+
+
+def world_values(world: Path) -> set[str]:
+    """Phone numbers, email addresses, sums with pence, codes and plates the eval world holds
+    (its notebook, memory log, calendar and files' text)."""
+    texts = [(world / name).read_text(encoding="utf-8") for name in ("notebook.jsonl", "memory.jsonl", "calendar.ics")]
+    texts += [p.read_text(encoding="utf-8", errors="ignore") for p in (world / "files").rglob("*")
+              if p.suffix in (".txt", ".md")]
+    found = {m.group(0) for text in texts for pattern in VALUE_PATTERNS for m in pattern.finditer(text)}
+    return {v for v in found if v[0] not in "£$€" or sum(c.isdigit() for c in v) >= DISTINCT_SUM_DIGITS}

@@ -1,0 +1,362 @@
+"""The reply: the model chooses among exact spans of what the tools found; code composes the answer.
+
+A small model chooses well and cannot write facts reliably: asked for a sentence, it names the
+right note and copies the wrong clause of it ("2026-01-10." for Joel's birthday, the pound sum
+of another line). So it never writes an answer's facts. What it does:
+
+1. Candidates (no model). Every item the tools put in the side channels — notes, memory-log
+   entries, the located files' passages, calendar events — is cut into spans: sentences, and
+   the parts a list separator divides ("Bristol, UK · clara@example.com · 07700 900412"). A span
+   is scored by the question's terms it and its title hold (stemmed, with the synonym table; a
+   rarer term weighs more; a term elsewhere in its entry counts a little), then by the terms of
+   the searches the model crafted. The best CANDIDATES spans, at most PER_ITEM of one entry,
+   chosen so each part of the question gets some, are the candidates; sentences that speak to
+   the assistant are never among them (injection.py).
+2. Choice (one generation). The numbered candidates and the question; under a grammar the model
+   answers {"lines": [numbers]}: one line for each thing the question asks, or 0 for none of
+   them. It cannot name a line that is not there.
+3. Composition (no model). The chosen spans exactly as stored, each after where it comes from
+   ("Joel Marsh (partner): Birthday 22 October (born 1986)."), and the same in `sources`.
+
+Some answers need no choice at all and are rendered: a calendar question's events of the range
+it asked about, with the range named ("Next week, Mon 23 Nov to Sun 29 Nov: ..."); today's date.
+A located file is attached and named. Nothing found, or 0 chosen: the asker hears that nothing
+was found. A question that needed none of the user's data (the plan said "none") gets the
+model's own short reply only when no span is chosen.
+"""
+from __future__ import annotations
+
+import logging
+import math
+import re
+import time
+from collections import Counter
+from dataclasses import dataclass, field
+from datetime import date
+from typing import Any, Sequence
+
+from pydantic import BaseModel, ConfigDict, Field, conint, create_model
+
+from edge_agent.harness import by_name, injection, prompts
+from edge_agent.harness.channels import SideChannels
+from edge_agent.harness.events_text import event_lines, event_text
+from edge_agent.harness.reserve import worst_case_tokens
+from edge_agent.harness.turn import CalendarRead, LimitReached, ModelCallFailed, TurnContext
+from edge_agent.store.passages import PASSAGE_SEPARATOR
+from edge_agent.store.text import QueryTerm, query_plan, text_matches
+from edge_agent.tools import dates
+from edge_agent.tools.current_date import payload_today
+from edge_agent.tools.query_calendar import day_label
+
+log = logging.getLogger(__name__)
+
+NOT_FOUND = "I could not find anything about that in your notes, files, calendar or memory."
+CANDIDATES = 6  # spans the model chooses among (each costs ~30 prompt tokens)
+PER_ITEM = 3  # of one note, entry, file or event at most
+MAX_PICKS = 3  # lines one answer may be made of (a two-part question needs two)
+SPAN_CHARS = 200  # a longer sentence is cut at its commas
+WRAP_CHARS = 70  # a file's line at least this long that ends without a stop was wrapped: joined
+CONTEXT_WEIGHT = 0.25  # a term only elsewhere in the same entry (the receipt's shop, for its total line)
+CRAFTED_WEIGHT = 0.5  # a term of the model's own search words, not the asker's, counts half
+COVERED = 0.5  # a term an earlier candidate holds counts this much more for the next ones
+LIST_SPLIT = re.compile(r"\s+[·•|]\s+|;\s+|\s+—\s+|\s*\n\s*")
+"""Where a sentence's parts are separate values: list dots, bars, semicolons, dashes, lines."""
+STORE_OF = {"notes": "notebook", "memory": "memory", "files": "files", "events": "calendar"}
+"""Side channel -> the store named in `sources`."""
+MEMORY_LABELS = {"message": "Message from {who}, {day}", "call": "Call with {who}, {day}",
+                 "journal": "Your journal, {day}", "post": "Your post, {day}", "chat": "Chat, {day}"}
+"""How a memory-log entry is named, by its kind."""
+
+
+@dataclass(frozen=True)
+class Span:
+    """One candidate: exact text of one stored item, and where it comes from."""
+
+    text: str
+    """The span exactly as stored."""
+    store: str
+    """notebook | memory | files | calendar"""
+    title: str
+    """The note's title, the file's name, the event's title, the entry's author."""
+    label: str
+    """Where it comes from, as the asker reads it ("Joel Marsh (partner)", "lease.pdf on pi")."""
+    device: str | None = None
+    """The file's device."""
+    item: int = 0
+    """Which stored item it is (candidates of one item are capped)."""
+    attachment: dict[str, Any] | None = None
+    """The file to attach when this span is chosen."""
+
+
+@dataclass(frozen=True)
+class Reply:
+    """What the asker reads, what it rests on, and the attached file."""
+
+    text: str
+    """The answer."""
+    sources: list[dict[str, Any]] = field(default_factory=list)
+    """[{store, title, device, text: [exact spans]}], one an entry the answer rests on."""
+    attachment: dict[str, Any] | None = None
+    """The located file (device, path, name), if any."""
+
+
+# -- 1. candidates ---------------------------------------------------------------------------------
+def unwrap(text: str) -> str:
+    """A file's text with its wrapped lines joined (a PDF breaks sentences at its margin)."""
+    out: list[str] = []
+    for line in text.split("\n"):
+        s = line.strip()
+        prev = out[-1] if out else ""
+        if len(prev) >= WRAP_CHARS and not prev.endswith((".", "!", "?", ":")) and s and not s.startswith(("-", "*", "•")):
+            out[-1] = f"{prev} {s}"
+        else:
+            out.append(s)
+    return "\n".join(out)
+
+
+def spans_of(text: str, whole: bool = False) -> list[str]:
+    """`text` cut into sentences and list parts, each at most SPAN_CHARS (cut at commas past
+    that). With `whole`, a text that short on one line stays whole (a message is one thing said:
+    its second sentence often answers what its first names; a note is a list of facts, cut).
+    Pieces without a word, and sentences that speak to the assistant, are left out."""
+    if whole and len(text) <= SPAN_CHARS and "\n" not in text.strip() and not injection.is_planted(text):
+        return [text.strip()] if re.search(r"\w\w", text) else []
+    out: list[str] = []
+    for part in LIST_SPLIT.split(text):
+        for sentence in injection.sentences(part.strip()):
+            out += _capped(sentence.strip())
+    return [s for s in out if re.search(r"\w\w", s) and not injection.is_planted(s)]
+
+
+def _capped(sentence: str) -> list[str]:
+    if len(sentence) <= SPAN_CHARS:
+        return [sentence]
+    pieces, current = [], ""
+    for clause in sentence.split(", "):
+        if current and len(current) + 2 + len(clause) > SPAN_CHARS:
+            pieces.append(current)
+            current = clause
+        else:
+            current = f"{current}, {clause}" if current else clause
+    return pieces + [current] if current else pieces
+
+
+def _day(value: Any) -> str:
+    try:
+        d = date.fromisoformat(str(value)[:10])
+    except ValueError:
+        return str(value)[:10]
+    return f"{d.day} {d:%b} {d.year}"
+
+
+def memory_label(m: dict[str, Any]) -> str:
+    template = MEMORY_LABELS.get(str(m.get("kind")), "{who}, {day}")
+    return template.format(who=m.get("who") or "someone", day=_day(m.get("when")))
+
+
+def item_spans(channels: SideChannels) -> list[Span]:
+    """Every span of every item found, in channel order (files, notes, events, memory), items in
+    the order the tools ranked them."""
+    spans: list[Span] = []
+    item = 0
+    for hit in channels.files:
+        item += 1
+        name, device = str(hit.get("name") or ""), hit.get("device")
+        attachment = {k: hit.get(k) for k in ("device", "path", "name")}
+        text = unwrap(str(hit.get("excerpt") or "").replace(PASSAGE_SEPARATOR, "\n"))
+        spans += [Span(s, "files", name, f"{name} on {device}", device, item, attachment) for s in spans_of(text)]
+    for note in channels.notes:
+        item += 1
+        title = str(note.get("title") or "")
+        spans += [Span(s, "notebook", title, title, item=item) for s in spans_of(str(note.get("body") or ""))]
+    for event in channels.events:
+        item += 1
+        line = event_text(event)
+        if not injection.is_planted(line):
+            spans.append(Span(line, "calendar", str(event.get("title") or ""), "Calendar", item=item))
+    for entry in channels.memory:
+        item += 1
+        who, label = str(entry.get("who") or ""), memory_label(entry)
+        spans += [Span(s, "memory", who, label, item=item) for s in spans_of(str(entry.get("text") or ""), True)]
+    return spans
+
+
+def candidates(channels: SideChannels, question: str, crafted: Sequence[str] = (),
+               first_stores: Sequence[str] = (), limit: int = CANDIDATES) -> list[Span]:
+    """The spans most about the question, best first (see the module docstring).
+
+    A term counts fully in the span or in where it comes from (a note titled "Joel Marsh" is
+    about Joel), CONTEXT_WEIGHT elsewhere in the same entry (a receipt's total is about its
+    shop), rarer terms weigh more, and the model's own search words CRAFTED_WEIGHT. Candidates
+    are taken greedily: once a chosen span holds a term, that term counts COVERED for the next,
+    so a two-part question's second part gets its spans too. Ties keep the plan's stores first
+    (`first_stores`), then the tools' order."""
+    spans = item_spans(channels)
+    asked = query_plan(question)
+    asked_words = {t.word for t in asked}
+    terms = _unique(asked + [t for q in crafted for t in query_plan(q) if t.word not in asked_words])
+    if not spans or not terms:
+        return []
+    own = [set(text_matches(terms, f"{s.label} {s.text}")) for s in spans]
+    context: dict[int, set[str]] = {}
+    for s, found in zip(spans, own):
+        context.setdefault(s.item, set()).update(found)
+    df = Counter(t for found in own for t in found)
+    weight = {t.word: math.log(1 + len(spans) / df[t.word]) * (1.0 if t.word in asked_words else CRAFTED_WEIGHT)
+              for t in terms if df[t.word]}
+    cover = dict.fromkeys(weight, 1.0)
+
+    def score(i: int) -> float:
+        near = context[spans[i].item] - own[i]
+        return (sum(weight[t] * cover[t] for t in own[i])
+                + CONTEXT_WEIGHT * sum(weight[t] * cover[t] for t in near))
+
+    first = {store: n for n, store in enumerate(first_stores)}
+    order = {i: (first.get(s.store, len(first)), i) for i, s in enumerate(spans)}
+    left = set(range(len(spans)))
+    out: list[Span] = []
+    per_item: Counter = Counter()
+    while left and len(out) < limit:
+        best = min(left, key=lambda i: (-score(i), order[i]))
+        if score(best) <= 0:
+            break
+        left.discard(best)
+        if per_item[spans[best].item] >= PER_ITEM:
+            continue
+        per_item[spans[best].item] += 1
+        out.append(spans[best])
+        for t in own[best]:
+            cover[t] *= COVERED
+    return out
+
+
+def _unique(terms: list[QueryTerm]) -> list[QueryTerm]:
+    seen: set[str] = set()
+    return [t for t in terms if not (t.word in seen or seen.add(t.word))]
+
+
+# -- 2. choice -------------------------------------------------------------------------------------
+def choice_schema(n: int) -> type[BaseModel]:
+    """{"lines": [numbers]}: up to MAX_PICKS of 0..n (0: none of them)."""
+    return create_model("Choice", __config__=ConfigDict(extra="forbid"),
+                        lines=(list[conint(ge=0, le=n)], Field(max_length=MAX_PICKS)))  # type: ignore[valid-type]
+
+
+def numbered(spans: Sequence[Span]) -> str:
+    """The candidates as the model reads them: "1. Joel Marsh (partner): Birthday 22 October."."""
+    return "\n".join(f"{i}. {s.label}: {s.text}" for i, s in enumerate(spans, 1))
+
+
+async def choose(turn: TurnContext, spans: Sequence[Span]) -> list[Span]:
+    """The spans the model picks (none for 0 or nothing); on a failed or cut-off choice, the
+    ranker's best one, said in the step log."""
+    lines = numbered(spans)
+    schema = choice_schema(len(spans))
+    t0 = time.perf_counter()
+    try:
+        value, _, usage = await turn.structured("choose", prompts.choose_messages(lines, turn.question), schema,
+                                                max_tokens=worst_case_tokens(schema), bound_tools=[], input=lines,
+                                                head=prompts.choose_static())
+    except (ModelCallFailed, LimitReached) as err:
+        log.warning("request %s: no choice made (%s); the best-ranked line answers", turn.request_id, err)
+        return list(spans[:1])
+    picks = [n for n in dict.fromkeys(getattr(value, "lines")) if 1 <= n <= len(spans)]
+    turn.tracer.log_step(0, "choose", tool=None, result=",".join(map(str, picks)) or "0",
+                         ms=(time.perf_counter() - t0) * 1000, tokens_in=usage.prompt_tokens,
+                         tokens_out=usage.generated_tokens)
+    return [spans[n - 1] for n in picks]
+
+
+# -- 3. composition --------------------------------------------------------------------------------
+def composed(chosen: Sequence[Span]) -> Reply:
+    """The chosen spans after where each comes from, one line an entry, in the order chosen."""
+    groups: dict[tuple, list[Span]] = {}
+    for s in chosen:
+        groups.setdefault((s.store, s.label, s.device), []).append(s)
+    lines = [f"{g[0].label}: {' '.join(s.text for s in g)}" for g in groups.values()]
+    sources = [{"store": g[0].store, "title": g[0].title, "device": g[0].device, "text": [s.text for s in g]}
+               for g in groups.values()]
+    attachment = next((s.attachment for s in chosen if s.attachment), None)
+    return Reply("\n".join(lines), sources, attachment)
+
+
+def with_file(reply: Reply, hit: dict[str, Any] | None) -> Reply:
+    """The plan's located file attached, and named when no chosen line comes from it."""
+    if hit is None or reply.attachment is not None:
+        return reply
+    attachment = {k: hit.get(k) for k in ("device", "path", "name")}
+    found = f"Found {hit.get('name')} on {hit.get('device')}."
+    text = found if reply.text == NOT_FOUND else f"{reply.text}\n{found}"
+    source = {"store": "files", "title": hit.get("name"), "device": hit.get("device"), "text": []}
+    return Reply(text, [*reply.sources, source], attachment)
+
+
+def calendar_reply(read: CalendarRead, question: str) -> Reply:
+    """A calendar question's answer: the events of the range it asked about, the range named;
+    of those, the ones the question names when it names some (by_name.most_mentioned)."""
+    where = day_label(read.first, False) if read.first == read.last else \
+        f"{day_label(read.first, False)} to {day_label(read.last, False)}"
+    header = f"{read.phrase[:1].upper()}{read.phrase[1:]}, {where}" if read.phrase else "Calendar"
+    asked = question
+    for phrase in read.phrase.split(" and "):  # the days asked about are not what is asked for
+        asked = re.sub(re.escape(phrase), " ", asked, flags=re.IGNORECASE) if phrase else asked
+    events = by_name.most_mentioned(read.events, asked) or read.events
+    if not events:
+        text = f"Nothing on your calendar {read.phrase} ({where})." if read.phrase else \
+            f"Nothing on your calendar from {where}."
+        return Reply(text, [{"store": "calendar", "title": where, "device": None, "text": []}])
+    lines = [injection.without_planted(line) for line in event_lines(events)]
+    text = f"{header}: {lines[0]}" if len(lines) == 1 else f"{header}:\n" + "\n".join(lines)
+    return Reply(text, [{"store": "calendar", "title": where, "device": None, "text": lines}])
+
+
+def date_reply(payload: dict[str, Any], question: str) -> Reply:
+    """Today's date, plus every date phrase the question names, by the one date resolver (a phrase
+    it cannot work out is said so, never guessed)."""
+    text = f"Today is {payload.get('weekday')}, {payload.get('today')}."
+    today = payload_today(payload)
+    extra = dates.describe(question, today) if today is not None else ""
+    text = f"{text} {extra}" if extra else text
+    return Reply(text, [{"store": "date", "title": "today", "device": None, "text": [text]}])
+
+
+NOT_FOUND_RE = re.compile(
+    r"\b(?:could\s*n[o']?t|can\s*n[o']?t|cannot|did\s*n[o']?t|was\s*n[o']?t\s+able\s+to|unable\s+to|"
+    r"not\s+able\s+to)\s+(?:find|locate|see)\b"
+    r"|\bno\s+(?:record|mention|information|info|entry|entries|event|events|note|notes|file|files|result|results|"
+    r"match|matches|details?)\b"
+    r"|\bnothing\s+(?:about|on|found|matching|in|was\s+found)\b"
+    r"|\bnot\s+(?:found|mentioned|recorded)\b"
+    r"|\bdo(?:es)?\s*n[o']?t\s+(?:know|have|say|mention)\b"
+    r"|\b(?:is|are)\s*n[o']?t\s+(?:in|mentioned|recorded)\b",
+    re.IGNORECASE)
+"""An answer that says nothing was found: NOT_FOUND and the phrasings a model's own reply uses."""
+
+
+def says_not_found(answer: str) -> bool:
+    """Whether an answer says nothing was found (the eval's check for an unanswerable question)."""
+    return NOT_FOUND_RE.search(answer or "") is not None
+
+
+# -- the whole answer ------------------------------------------------------------------------------
+async def reply(turn: TurnContext, *, needs_data: bool = True, first_stores: Sequence[str] = (),
+                located: dict[str, Any] | None = None) -> Reply | None:
+    """The answer to the question from what the turn found (None: nothing was chosen and the plan
+    said the question needs no data). `first_stores`: the stores of the plan's tools (a plan of
+    today's date alone is answered with it); `located`: the file its own find_file located."""
+    channels = turn.channels
+    if first_stores and set(first_stores) == {"date"} and channels.date:
+        return date_reply(channels.date, turn.question)
+    named = [r for r in turn.calendar_reads if r.phrase]
+    if named:
+        return calendar_reply(named[-1], turn.question)
+    found_by_name = [r for r in turn.calendar_reads if r.events]
+    if found_by_name:
+        return calendar_reply(found_by_name[-1], turn.question)
+    spans = candidates(channels, turn.question, turn.queries, first_stores)
+    chosen = await choose(turn, spans) if spans else []
+    if chosen:
+        return with_file(composed(chosen), located)
+    if not needs_data and located is None:
+        return None
+    return with_file(Reply(NOT_FOUND), located)
