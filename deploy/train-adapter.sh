@@ -7,13 +7,15 @@
 #    kept out of the runtime's dependencies);
 # 2. the training set from synthetic households (`edge-agent tune data`; nothing from world/);
 # 3. LoRA training on the dequantized bundled GGUF, with a progress bar, checkpoints and --resume:
-#    every role for --epochs, with --extra more passes over the short-target roles mixed in (the
-#    plan and the reply's choice are a few tokens each);
+#    every role for --epochs, with --extra more passes over the one-decision roles mixed in (a
+#    plan and a yes or no are a token or two each);
 # 4. conversion to GGUF with llama.cpp's convert_lora_to_gguf.py from llama-cpp-python's sdist;
 # 5. `edge-agent tune probe`, with and without it: the planner's first choice on held-out generated
 #    households (about 3 minutes for both);
-# 6. `edge-agent tune install`: the adapter, its card (sha256, base sha256, figures) and MODEL_CARD.md
-#    into edge_agent/llm/adapters/.
+# 6. `edge-agent tune install`: the adapter, its card (sha256, base sha256, figures), its training
+#    set's text and MODEL_CARD.md into edge_agent/llm/adapters/;
+# 7. `edge-agent tune merge`: the adapter merged into the weights (what the runtime loads), checked
+#    against base + runtime LoRA on held-out questions, both recorded in the card.
 # Train on an idle machine: on 2 cores anything else computing slows it about 6x.
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -21,7 +23,7 @@ ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 source "$ROOT/deploy/setup.sh"
 cd "$ROOT"
 
-EXAMPLES=2000 EPOCHS=1.0 EXTRA="planner=2.0,choose=2.0" SEED=1 RESUME="" MAX_STEPS="" INSTALL=1
+EXAMPLES=2800 EPOCHS=1.0 EXTRA="planner=2.0,judge.yes=1.0,judge.no=0.5" SEED=1 RESUME="" MAX_STEPS="" INSTALL=1
 while [ $# -gt 0 ]; do
   case "$1" in
     --examples) EXAMPLES="$2"; shift 2 ;;
@@ -60,7 +62,7 @@ if [ -z "$RESUME" ] || [ ! -f "$DATA" ]; then
 fi
 
 say "training: every role, and more passes over $EXTRA (checkpoints in $WORK/run/checkpoint; --resume continues)"
-# The plan and the choice are a few tokens a question: one pass over every role leaves the planner
+# A plan and a judgement are a token or two a question: one pass over every role leaves the planner
 # reading the question but not the menu. Their extra passes are mixed into the same run; a
 # planner-only second stage (tried) eroded the other roles.
 # shellcheck disable=SC2086
@@ -92,7 +94,10 @@ cat "$WORK/probe.json"
 
 if [ -n "$INSTALL" ]; then
   "$VENV/bin/edge-agent" tune install "$WORK/adapter.gguf" --train-report "$WORK/train-report.json" \
-    --data-summary "${DATA%.jsonl}.summary.json" --probe "$WORK/probe.json" --probe-base "$WORK/probe-base.json"
+    --data-summary "${DATA%.jsonl}.summary.json" --probe "$WORK/probe.json" --probe-base "$WORK/probe-base.json" \
+    --examples "$DATA"
+  say "merging it into the weights, and checking the merged file decides as base + runtime LoRA does"
+  "$VENV/bin/edge-agent" tune merge --households 4 >"$WORK/merge.json"
   say "installed: edge_agent/llm/adapters/ (see MODEL_CARD.md there)"
 else
   say "converted: $WORK/adapter.gguf (not installed)"

@@ -63,7 +63,11 @@ async def _ask_local(args, settings) -> int:
     if args.json:
         print(json.dumps(outcome_event(outcome), ensure_ascii=False), flush=True)
     else:
+        from edge_agent.harness.reply import source_lines
+
         print(outcome.answer)
+        for line in source_lines(outcome.sources):
+            print(line)
         if outcome.attachment:
             a = outcome.attachment
             print(f"(attached: {a.get('name')} on {a.get('device')}: {a.get('path')})")

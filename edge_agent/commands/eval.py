@@ -9,7 +9,8 @@ from pathlib import Path
 from edge_agent.paths import WORLD_DIR
 
 DEFAULT_QUESTIONS = WORLD_DIR / "questions.jsonl"
-HEADLINE = ("tool_selection", "arguments", "interpretation", "termination", "end_to_end",
+HEADLINE = ("tool_selection", "arguments", "interpretation", "termination", "end_to_end", "lenient_end_to_end",
+            "model_calls_mean",
             "latency_ms_p50", "latency_ms_p95", "pi_projected_s_p50", "pi_projected_s_p95", "peak_rss_mb")
 
 

@@ -32,7 +32,16 @@ def register(sub, parents) -> None:
     install.add_argument("--data-summary", type=Path, required=True, help="the training set's .summary.json")
     install.add_argument("--probe", type=Path, default=None, help="`tune probe`'s JSON for this adapter")
     install.add_argument("--probe-base", type=Path, default=None, help="`tune probe`'s JSON without it")
+    install.add_argument("--examples", type=Path, default=None,
+                         help="the training set (tune data's JSONL): its text is shipped beside the adapter")
     install.set_defaults(func=run_install)
+    merge = group.add_parser("merge", parents=parents,
+                             help="merge the adapter into the weights, check it against base + runtime LoRA, record both")
+    merge.add_argument("--recipe", default=None, help="q4_k_m | q4_0 | q8_0 (default: model.adapter_merge)")
+    merge.add_argument("--households", type=int, default=4,
+                       help="held-out households the two are compared on, the whole harness (default 4)")
+    merge.add_argument("--no-check", action="store_true", help="merge only; compare nothing, record no agreement")
+    merge.set_defaults(func=run_merge)
 
 
 def run_data(args, settings) -> int:
@@ -82,7 +91,7 @@ def run_install(args, settings) -> int:
                            _last_json(args.train_report),
                            json.loads(args.data_summary.read_text(encoding="utf-8")),
                            probe={"adapter": _last_json(args.probe), "base": _last_json(args.probe_base)}
-                           if args.probe else None)
+                           if args.probe else None, examples=args.examples)
     print(json.dumps(card))
     return 0
 
@@ -92,3 +101,39 @@ def _last_json(path: Path | None) -> dict | None:
     if path is None:
         return None
     return json.loads(path.read_text(encoding="utf-8").strip().splitlines()[-1])
+
+
+def run_merge(args, settings) -> int:
+    """Merge, then the fixed probe through both (same skill, calls and answer), into the card."""
+    import asyncio
+
+    from edge_agent.llm import load_model, resolve_model_path
+    from edge_agent.llm.adapter import choose_adapter, record_merge
+    from edge_agent.llm.merge import MERGE_FTYPES, ensure_merged
+    from edge_agent.tune.probe import agreement
+
+    recipe = args.recipe or (settings.model.adapter_merge if settings.model.adapter_merge != "none" else "q4_k_m")
+    if recipe not in MERGE_FTYPES:
+        print(f"edge-agent tune merge: unknown recipe {recipe!r}; use one of {', '.join(MERGE_FTYPES)}",
+              file=sys.stderr)
+        return 2
+    base = resolve_model_path(settings)
+    adapter = choose_adapter(settings.model.adapter, base, settings.models_dir)
+    if adapter is None:
+        print("edge-agent tune merge: no adapter applies to this model", file=sys.stderr)
+        return 2
+    merged = ensure_merged(base, adapter, settings.models_dir, recipe)
+    out: dict = {"merged": merged.card}
+    if not args.no_check:
+        runtime, fused = (settings.model_copy(deep=True) for _ in range(2))
+        runtime.model.adapter_merge, fused.model.adapter_merge = "none", recipe
+        first, second = load_model(runtime), load_model(fused)
+        say = lambda line: print(line, file=sys.stderr)  # noqa: E731
+        try:
+            out["agreement"] = asyncio.run(agreement(first, second, settings, args.households, progress=say))
+        finally:
+            first.close()
+            second.close()
+    record_merge(adapter.path, recipe, merged.card, out.get("agreement"))
+    print(json.dumps(out))
+    return 0

@@ -19,6 +19,7 @@ import statistics
 import tempfile
 import time
 from collections import Counter
+from types import SimpleNamespace
 from pathlib import Path
 from typing import Any
 
@@ -27,6 +28,7 @@ from pydantic import BaseModel
 from edge_agent.config import Settings
 from edge_agent.eval.oracle import as_decoded
 from edge_agent.eval.projection import PI5, PiRates, project_seconds
+from edge_agent.eval.summary import by_role
 from edge_agent.ops.metrics import percentile
 from edge_agent.harness import prompts
 from edge_agent.harness.skills import load_skills
@@ -97,6 +99,15 @@ class GuidedModel:
         wanted = self._wanted(prompt, role, schema, max_tokens, session)
         return await self.model.generate_structured(prompt, schema, max_tokens=max_tokens, role=role,
                                                     session=session, steer=as_decoded(schema, wanted), **kw)
+
+    async def judge(self, prompt: str, continuations, *, role: str = "", **kw):
+        """The real judgement's cost, the planned route's yes and no."""
+        from edge_agent.llm.base import Judged
+        from edge_agent.llm.doubles import CallInfo
+
+        wanted = self.oracle.respond(CallInfo(prompt, role, None, 1, None, continuations=tuple(continuations)))
+        real = await self.model.judge(prompt, continuations, role=role, **kw)
+        return Judged([1.0 if str(w).lower().startswith("yes") else 0.0 for w in wanted], real.usage)
 
 
 def prompt_sizes(model, tmp: Path) -> dict[str, Any]:
@@ -170,7 +181,7 @@ async def run_questions(settings: Settings, model, questions: list, clock, mode:
     from edge_agent.app import build_assistant
     from edge_agent.store.traces import load_traces
 
-    per_q, kinds, resumed, roles = [], Counter(), [], Counter()
+    per_q, kinds, resumed, roles, role_usage = [], Counter(), [], Counter(), []
     use = GuidedModel(model, oracle) if oracle else model
     settings.harness.log_chats = False  # a benchmark's questions must not become the next one's memory
     async with build_assistant(settings, model=use, now=clock.now) as assistant:
@@ -183,6 +194,8 @@ async def run_questions(settings: Settings, model, questions: list, clock, mode:
             t0 = time.perf_counter()
             out = await assistant.ask(q.question, request_id=rid, mode=mode)
             per_q.append({**question_cost(out.usage), "wall_s": time.perf_counter() - t0, "id": q.id})
+            role_usage.append(SimpleNamespace(roles={k: v for k, v in out.usage.get("roles", {}).items()
+                                                     if v.get("calls")}))
             kinds[out.exit_kind] += 1
             rows = await load_traces(assistant.harness.db, rid)
             roles.update(r.role.split(".", 1)[0] for r in rows if r.usage)
@@ -192,6 +205,7 @@ async def run_questions(settings: Settings, model, questions: list, clock, mode:
     col = lambda key: [p[key] for p in per_q]  # noqa: E731
     decoded, forced = sum(col("decoded")), sum(col("forced"))
     return {"questions": len(per_q), "exit_kinds": dict(kinds), "generations_by_role": dict(roles),
+            "by_role": by_role(role_usage),
             "model_calls_per_question": round(statistics.mean(col("calls")), 2) if per_q else 0.0,
             "prefilled_tokens_per_question": _p50_p95(col("prefilled")),
             "decoded_tokens_per_question": _p50_p95(col("decoded")),
@@ -249,7 +263,7 @@ async def _run(args, settings: Settings) -> dict:
         for run_ in guided.values():
             run_.pop("resumes", None)
         headline = ("questions", "pi5_projected_s", "prefilled_tokens_per_question", "decoded_tokens_per_question",
-                    "forced_token_share", "head_cache_hit_rate", "model_calls_per_question")
+                    "forced_token_share", "head_cache_hit_rate", "model_calls_per_question", "by_role")
         result.update({k: main[k] for k in headline})
         result["guided_route"] = guided
         result["l2_resume_reprefill_tokens"] = resumed.get("reprefill_tokens")

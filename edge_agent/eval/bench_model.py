@@ -2,6 +2,11 @@
 
 Memory: rss_over_model_kv_mb is the process's resident memory beyond the weights (the GGUF file,
 mmapped and touched) and the KV cache at n_ctx; cached prompt heads are excluded and reported apart.
+
+When the model has a task adapter, the same run also measures the three ways to run it side by
+side (`variants`): without it, with it as a runtime LoRA, and merged into the weights (the
+default, llm/merge.py). Their decode samples alternate round by round on one machine, so the
+ratios hold on a busy one; each one's resident memory is read in a fresh process of its own.
 """
 from __future__ import annotations
 
@@ -34,7 +39,74 @@ def _rss_mb() -> float:
 
 
 def run(args, settings) -> dict:
-    return asyncio.run(_run(args, settings))
+    result = asyncio.run(_run(args, settings))
+    variants = variant_settings(settings)
+    if len(variants) > 1:
+        result.update(compare_variants(variants, args.rounds))
+    return result
+
+
+def variant_settings(settings) -> dict:
+    """{"no_adapter", "runtime_lora", "merged"}: settings for each way to run the configured model's
+    adapter; just the configured one when no adapter applies to it."""
+    from edge_agent.llm import resolve_model_path
+    from edge_agent.llm.adapter import choose_adapter
+
+    m = settings.model
+    if m.adapter == "none" or choose_adapter(m.adapter, resolve_model_path(settings), settings.models_dir) is None:
+        return {"configured": settings}
+
+    def with_(adapter: str, merge: str):
+        out = settings.model_copy(deep=True)
+        out.model.adapter, out.model.adapter_merge = adapter, merge
+        return out
+
+    merge = m.adapter_merge if m.adapter_merge != "none" else "q4_k_m"
+    return {"no_adapter": with_("none", merge), "runtime_lora": with_(m.adapter, "none"),
+            "merged": with_(m.adapter, merge)}
+
+
+def _decode_tps(model, prompt_tokens) -> float:
+    llm = model._llm
+    llm.reset()
+    start = time.perf_counter()
+    out = llm.create_completion(prompt_tokens, max_tokens=DECODE_TOKENS, temperature=0.0, top_k=1,
+                                repeat_penalty=1.1)
+    return out["usage"]["completion_tokens"] / (time.perf_counter() - start)
+
+
+def _rss_of(settings) -> float:
+    """Resident memory of a fresh process that loaded this variant and generated once (MB)."""
+    model = load_model(settings)
+    try:
+        asyncio.run(model.generate(DECODE_PROMPT, max_tokens=16, role="bench"))
+        return _rss_mb()
+    finally:
+        model.close()
+
+
+def compare_variants(variants: dict, rounds: int) -> dict:
+    """Decode speed of each variant, samples alternating round by round; RSS each in its own process."""
+    import multiprocessing
+
+    models = {name: load_model(s) for name, s in variants.items()}
+    try:
+        samples: dict[str, list[float]] = {name: [] for name in models}
+        tokens = {name: m.tokenize(DECODE_PROMPT, add_bos=True) for name, m in models.items()}
+        for _ in range(rounds):
+            for name, m in models.items():
+                samples[name].append(_decode_tps(m, tokens[name]))
+        names = {name: m.name for name, m in models.items()}
+    finally:
+        for m in models.values():
+            m.close()
+    with multiprocessing.get_context("spawn").Pool(1, maxtasksperchild=1) as pool:
+        rss = {name: round(pool.apply(_rss_of, (s,)), 1) for name, s in variants.items()}
+    tps = {name: round(statistics.median(v), 2) for name, v in samples.items()}
+    return {"variants": {name: {"model": names[name], "decode_tps": tps[name], "rss_mb": rss[name]}
+                         for name in variants},
+            "merged_over_no_adapter_decode": round(tps["merged"] / tps["no_adapter"], 3),
+            "runtime_lora_over_no_adapter_decode": round(tps["runtime_lora"] / tps["no_adapter"], 3)}
 
 
 async def _run(args, settings) -> dict:

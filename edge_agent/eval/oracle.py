@@ -6,9 +6,9 @@ It answers every generation the harness asks for, by role:
                     planned call in order, then "not found" or the fact's clause as its last words;
   l3.<tool>.<n>  -> the planned arguments of the next planned call of that tool (a tool the plan
                     did not call, tried after an empty find, gets the first planned query);
-  choose         -> the numbered lines that carry the expected facts: for each fact the first
-                    line holding it (its title included, which the answer shows), or 0 when no
-                    line does or the question is unanswerable;
+  judge          -> yes for each candidate line that carries an expected fact (its title included,
+                    which the answer shows), no for the others and for every line of an
+                    unanswerable question;
   reply          -> the small-talk reply the caller scripted, else "not found".
 Everything else — dispatch, tools, retrieval, candidates, composition — is the real harness, so a
 question the oracle misses points at tools, data or the answer path, not at a model.
@@ -35,9 +35,6 @@ CLAUSE_SPLIT = re.compile(r"(?<=[,;:])\s+|\s+(?:—|–|·)\s+")  # a sentence's
 CLAUSE_CHARS = 60  # a longer clause is answered with the fact alone, as a terse reader would
 STEP_LINE = re.compile(r"^\s*(?:\{|###|<)")  # L2's own JSON steps and template markup, not tool results
 LINE_LABEL = re.compile(r"^\s*-\s+|\s\[[^\]]*\]:")  # a result line's bullet and its "[kind, date]:" tag
-LINES_MARK = "Lines:\n"  # where harness.prompts.choose_messages starts the candidates
-QUESTION_MARK = "\n\nQuestion:"  # and where it ends them
-LINE_RE = re.compile(r"^(\d+)\. (.*)$")  # one numbered candidate
 # A sentence ends at . ! ? before a capital, digit or quote, but not after a title abbreviation.
 SENTENCE_SPLIT = re.compile(r"(?<!\bDr\.)(?<!\bMr\.)(?<!\bMs\.)(?<!\bSt\.)(?<!\bMrs\.)(?<=[.!?])\s+(?=[A-Z0-9\"'(])")
 INSTRUCTION_CHARS = 120  # follower.INSTRUCTION_CHARS: call_tool's instruction limit
@@ -79,7 +76,7 @@ class Oracle:
 
     def respond(self, info: CallInfo) -> Any:
         kind = info.role.split(".", 1)[0]
-        handler = {"planner": self._plan, "l2": self._l2, "l3": self._l3, "choose": self._choose,
+        handler = {"planner": self._plan, "l2": self._l2, "l3": self._l3, "judge": self._judge,
                    "reply": self._reply}.get(kind)
         if handler is None:
             raise OracleError(f"oracle has no answer for role {info.role!r}")
@@ -130,34 +127,18 @@ class Oracle:
                 raise OracleError(f"{st.question.id}: planned args for {tool} do not validate: {err}") from err
         return dict(call.args)
 
-    def _choose(self, info: CallInfo) -> dict[str, Any]:
+    def _judge(self, info: CallInfo) -> list[str]:
         q = self.state.question
-        if q.category == "unanswerable":
-            return {"lines": [0]}
-        return {"lines": choose_lines(candidate_lines(info.prompt), q.expected_facts) or [0]}
+        facts = [] if q.category == "unanswerable" else q.expected_facts
+        return ["yes" if judge_line(line, facts) else "no" for line in info.continuations]
 
     def _reply(self, info: CallInfo) -> str:
         return NOT_FOUND_ANSWER
 
 
-def candidate_lines(prompt: str) -> dict[int, str]:
-    """The numbered candidates of a choice prompt: {number: "label: text"}."""
-    start = prompt.find(LINES_MARK)
-    if start < 0:
-        return {}
-    end = prompt.rfind(QUESTION_MARK)
-    block = prompt[start + len(LINES_MARK):end if end > start else len(prompt)]
-    return {int(m.group(1)): m.group(2) for m in map(LINE_RE.match, block.splitlines()) if m}
-
-
-def choose_lines(lines: dict[int, str], facts: list[str]) -> list[int]:
-    """For each fact, the first line holding it (a line is picked once; a fact in no line, none)."""
-    picked: list[int] = []
-    for fact in facts:
-        n = next((n for n, text in sorted(lines.items()) if contains(text, fact)), None)
-        if n is not None and n not in picked:
-            picked.append(n)
-    return picked
+def judge_line(line: str, facts: list[str]) -> bool:
+    """Whether a candidate line (where it comes from, then the text) carries one of the facts."""
+    return any(contains(line, f) for f in facts)
 
 
 def as_decoded(schema: type[BaseModel], value: Any) -> str:

@@ -30,6 +30,7 @@ log = logging.getLogger(__name__)
 EVAL_MODES: tuple[str, ...] = ("harness", "direct", "oracle")
 HARNESS_MODE = {"harness": "harness", "direct": "direct", "oracle": "harness"}  # what ask() is told
 ANSWER_CHARS_IN_PROGRESS = 60  # of the answer echoed on a progress line
+ROLE_FIELDS = ("calls", "prompt_tokens", "cached_tokens", "generated_tokens", "forced_tokens")
 # The oracle is a test double: its token counts are the double's stand-in (about 4 bytes a token,
 # no KV-cache reuse), so nothing is projected from them. `edge-agent bench harness` drives the same
 # route through the real model and projects from its counts.
@@ -71,6 +72,8 @@ class QuestionResult:
     """The attached file's name, if any."""
     tools_called: list[str]
     """Real tools run, in order."""
+    plan: str | None
+    """The skill the planner chose."""
     calls: list[dict[str, Any]]
     """The dispatched runs: tool, args, found, error."""
     score: dict[str, Any]
@@ -85,6 +88,8 @@ class QuestionResult:
     """Tokens generated."""
     tool_ms: float
     """Time inside real tools."""
+    roles: dict[str, dict[str, Any]]
+    """Per role kind (planner, l2, l3, choose, reply): calls, prompt, cached, generated and forced tokens."""
     pi_projected_s: float | None
     """PROJECTION: model seconds on a Pi 5 with a 3B Q4_K_M model (see projection.py)."""
     rss_mb: float
@@ -228,10 +233,13 @@ def _result(mode: str, q: Question, request_id: str, outcome: Outcome, runs: lis
         mode=mode, id=q.id, category=q.category, question=q.question, request_id=request_id,
         exit_kind=outcome.exit_kind, answer=outcome.answer or "", sources=list(outcome.sources),
         attachment=attachment.get("name") or attachment.get("path"), tools_called=list(outcome.tools_called),
+        plan=outcome.plan,
         calls=[{"tool": r.tool, "args": r.args, "found": r.found, "error": r.error} for r in obs.runs],
         score={**sc.as_dict(), scoring.BY_PLAN: planned.tool_selection}, latency_ms=round(latency_ms, 1),
         model_calls=int(usage.get("model_calls", 0)),
         prefill_tokens=prefill, decode_tokens=decode, tool_ms=float(usage.get("tool_ms", 0.0)),
+        roles={k: {f: v.get(f, 0) for f in ROLE_FIELDS} for k, v in (usage.get("roles") or {}).items()
+               if isinstance(v, dict) and v.get("calls")},
         pi_projected_s=projected, rss_mb=round(current_rss_mb(), 1),
         peak_rss_mb=round(peak_rss_mb(), 1), error=outcome.error, reason=getattr(outcome, "reason", None),
         pending_preview=outcome.pending.preview if outcome.pending else None)

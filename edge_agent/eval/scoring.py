@@ -28,7 +28,7 @@ from pathlib import PurePosixPath, PureWindowsPath
 from typing import Any, Iterable, Mapping, Sequence
 
 from edge_agent.eval.questions import Question
-from edge_agent.harness.reply import says_not_found  # the one recogniser
+from edge_agent.harness.reply import FREE_RANGE, says_not_found  # the one recogniser
 
 POINTS: tuple[str, ...] = ("tool_selection", "arguments", "interpretation", "termination", "end_to_end")
 """The five failure points, in the order of the seed's table."""
@@ -106,8 +106,6 @@ class Observation:
     """The Outcome's exit kind."""
     answer: str
     """The Outcome's answer text."""
-    sources: list[dict[str, Any]] = field(default_factory=list)
-    """The Outcome's sources (scored only by the lenient figure)."""
     tools_called: list[str] = field(default_factory=list)
     """Real tools run (Outcome.tools_called)."""
     attachment: dict[str, Any] | None = None
@@ -122,6 +120,8 @@ class Observation:
     """Tool runs that served this question's dispatches."""
     error: str | None = None
     """The Outcome's error, if any."""
+    sources: list[dict[str, Any]] = field(default_factory=list)
+    """The Outcome's sources: what the answer rests on (scored only by the lenient figure)."""
 
 
 @dataclass(frozen=True)
@@ -268,8 +268,8 @@ def _interpretation(q: Question, obs: Observation, misses: dict[str, str]) -> bo
 
 
 def _names_a_free_day(answer: str, q: Question) -> bool:
-    """A calendar's "Nothing on your calendar ..." holding every expected fact is an answer, not a miss."""
-    return bool(q.expected_facts) and all(contains(answer, f) for f in q.expected_facts) and "calendar" in answer.lower()
+    """A calendar's "Nothing on your calendar ..." (reply.FREE_RANGE) is an answer, not a miss."""
+    return answer.startswith(FREE_RANGE)
 
 
 def _lenient(q: Question, obs: Observation) -> bool:

@@ -5,7 +5,7 @@ import collections
 import statistics
 from typing import Any, Sequence
 
-from edge_agent.eval.projection import PI5, p50_p95
+from edge_agent.eval.projection import PI5, p50_p95, project_seconds
 from edge_agent.eval.scoring import BY_PLAN, LENIENT, POINTS
 
 ROUND = 4  # decimals kept for rates
@@ -59,5 +59,26 @@ def summarize(mode: str, model: str, results: Sequence[Any], wall_s: float = 0.0
         "notebook_delta": notebook_delta,
         "by_category": {cat: {"questions": len(rs), "end_to_end": _rate(rs, "end_to_end")}
                         for cat, rs in sorted(by_cat.items())},
+        "by_role": by_role(results),
     }
+    return out
+
+
+def by_role(results: Sequence[Any]) -> dict[str, dict[str, float]]:
+    """Where the seconds go, per role kind and question (means over every question): model calls,
+    prompt tokens, of them reused from the KV cache, generated tokens, of them forced (jump-forward),
+    and the Pi 5 projection of what that role prefilled and decoded."""
+    totals: dict[str, collections.Counter] = collections.defaultdict(collections.Counter)
+    for r in results:
+        for role, figures in (getattr(r, "roles", None) or {}).items():
+            totals[role].update({k: float(v) for k, v in figures.items()})
+    n = max(len(results), 1)
+    out = {}
+    for role, t in sorted(totals.items()):
+        prefilled = t["prompt_tokens"] - t["cached_tokens"]
+        pi = project_seconds(int(prefilled), int(t["generated_tokens"]), int(t["forced_tokens"]))
+        out[role] = {"calls": round(t["calls"] / n, 2), "prompt_tokens": round(t["prompt_tokens"] / n, 1),
+                     "cached_tokens": round(t["cached_tokens"] / n, 1),
+                     "generated_tokens": round(t["generated_tokens"] / n, 1),
+                     "forced_tokens": round(t["forced_tokens"] / n, 1), "pi_projected_s": round(pi / n, 2)}
     return out

@@ -53,6 +53,8 @@ class Outcome:
     """Why the loop stopped when it did not complete (which limit, which tool's budget)."""
     pills: list[str] = field(default_factory=list)
     """Pill labels emitted, in order."""
+    plan: str | None = None
+    """The skill the planner chose ("none" for no data; None when no plan was made)."""
 
 
 class Asker(Protocol):

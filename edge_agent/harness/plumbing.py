@@ -69,6 +69,8 @@ class L3Dates:
     them: then the range is known and no model needs to write it."""
     phrase: str = ""
     """Those phrases as the asker wrote them ("next week")."""
+    unknown: bool = False
+    """A phrase names a day the resolver cannot work out ("3/12"): a model must read it."""
 
 
 async def today(turn: TurnContext, toolbox: Toolbox) -> Any:
@@ -91,7 +93,8 @@ async def l3_dates(turn: TurnContext, toolbox: Toolbox, instruction: str) -> L3D
     span = (min(s.first for s in resolved), max(s.last for s in resolved)) \
         if resolved and len(resolved) == len(found) else None
     phrase = " and ".join(dict.fromkeys(r.phrase for r in found)) if span else ""
-    return L3Dates(context, prompts.dates_line(found, day), unnamed, span, phrase)
+    unknown = any(r.span is None for r in found)
+    return L3Dates(context, prompts.dates_line(found, day), unnamed, span, phrase, unknown)
 
 
 async def todays_date_context(toolbox: Toolbox, count_tokens) -> str | None:

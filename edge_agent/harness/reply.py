@@ -12,9 +12,11 @@ of another line). So it never writes an answer's facts. What it does:
    the searches the model crafted. The best CANDIDATES spans, at most PER_ITEM of one entry,
    chosen so each part of the question gets some, are the candidates; sentences that speak to
    the assistant are never among them (injection.py).
-2. Choice (one generation). The numbered candidates and the question; under a grammar the model
-   answers {"lines": [numbers]}: one line for each thing the question asks, or 0 for none of
-   them. It cannot name a line that is not there.
+2. Choice (one judgement, nothing decoded). The question's prompt is evaluated once, and each
+   candidate is read as its continuation: how likely is the model to say yes, this line answers
+   the question (or one part of it)? The lines it finds likelier yes than no answer, at most two,
+   the likeliest first; none of them means nothing was found. It cannot pick a line that is not
+   there, and a small model judges one line beside the question better than it points into a list.
 3. Composition (no model). The chosen spans exactly as stored, each after where it comes from
    ("Joel Marsh (partner): Birthday 22 October (born 1986)."), and the same in `sources`.
 
@@ -35,12 +37,9 @@ from dataclasses import dataclass, field
 from datetime import date
 from typing import Any, Sequence
 
-from pydantic import BaseModel, ConfigDict, Field, conint, create_model
-
 from edge_agent.harness import by_name, injection, prompts
 from edge_agent.harness.channels import SideChannels
 from edge_agent.harness.events_text import event_lines, event_text
-from edge_agent.harness.reserve import worst_case_tokens
 from edge_agent.harness.turn import CalendarRead, LimitReached, ModelCallFailed, TurnContext
 from edge_agent.store.passages import PASSAGE_SEPARATOR
 from edge_agent.store.text import QueryTerm, query_plan, text_matches
@@ -51,13 +50,18 @@ from edge_agent.tools.query_calendar import day_label
 log = logging.getLogger(__name__)
 
 NOT_FOUND = "I could not find anything about that in your notes, files, calendar or memory."
-CANDIDATES = 6  # spans the model chooses among (each costs ~30 prompt tokens)
+FREE_RANGE = "Nothing on your calendar"
+"""How a calendar answer for a range without events begins (an answer, not a "not found")."""
+CANDIDATES = 6  # spans the model judges (each costs ~35 prompt tokens)
 PER_ITEM = 3  # of one note, entry, file or event at most
-MAX_PICKS = 3  # lines one answer may be made of (a two-part question needs two)
+MAX_PICKS = 2  # lines one answer may be made of (a two-part question needs two)
+JUDGE_THRESHOLD = 0.5  # a line the model finds likelier to answer the question than not
 SPAN_CHARS = 200  # a longer sentence is cut at its commas
 WRAP_CHARS = 70  # a file's line at least this long that ends without a stop was wrapped: joined
 CONTEXT_WEIGHT = 0.25  # a term only elsewhere in the same entry (the receipt's shop, for its total line)
 CRAFTED_WEIGHT = 0.5  # a term of the model's own search words, not the asker's, counts half
+SOFT_WEIGHT = 0.5  # a word for a kind of value ("number", "phone": store.text.SOFT_WORDS) counts half:
+# "my dentist's phone number" is about the dentist, not about every line with a number
 COVERED = 0.5  # a term an earlier candidate holds counts this much more for the next ones
 LIST_SPLIT = re.compile(r"\s+[·•|]\s+|;\s+|\s+—\s+|\s*\n\s*")
 """Where a sentence's parts are separate values: list dots, bars, semicolons, dashes, lines."""
@@ -187,7 +191,8 @@ def candidates(channels: SideChannels, question: str, crafted: Sequence[str] = (
 
     A term counts fully in the span or in where it comes from (a note titled "Joel Marsh" is
     about Joel), CONTEXT_WEIGHT elsewhere in the same entry (a receipt's total is about its
-    shop), rarer terms weigh more, and the model's own search words CRAFTED_WEIGHT. Candidates
+    shop), rarer terms weigh more, words for a kind of value SOFT_WEIGHT, and the model's own
+    search words CRAFTED_WEIGHT. Candidates
     are taken greedily: once a chosen span holds a term, that term counts COVERED for the next,
     so a two-part question's second part gets its spans too. Ties keep the plan's stores first
     (`first_stores`), then the tools' order."""
@@ -203,7 +208,7 @@ def candidates(channels: SideChannels, question: str, crafted: Sequence[str] = (
         context.setdefault(s.item, set()).update(found)
     df = Counter(t for found in own for t in found)
     weight = {t.word: math.log(1 + len(spans) / df[t.word]) * (1.0 if t.word in asked_words else CRAFTED_WEIGHT)
-              for t in terms if df[t.word]}
+              * (SOFT_WEIGHT if t.soft else 1.0) for t in terms if df[t.word]}
     cover = dict.fromkeys(weight, 1.0)
 
     def score(i: int) -> float:
@@ -235,36 +240,29 @@ def _unique(terms: list[QueryTerm]) -> list[QueryTerm]:
     return [t for t in terms if not (t.word in seen or seen.add(t.word))]
 
 
-# -- 2. choice -------------------------------------------------------------------------------------
-def choice_schema(n: int) -> type[BaseModel]:
-    """{"lines": [numbers]}: up to MAX_PICKS of 0..n (0: none of them)."""
-    return create_model("Choice", __config__=ConfigDict(extra="forbid"),
-                        lines=(list[conint(ge=0, le=n)], Field(max_length=MAX_PICKS)))  # type: ignore[valid-type]
-
-
+# -- 2. choice ------------------------------------------------------------------------------------
 def numbered(spans: Sequence[Span]) -> str:
-    """The candidates as the model reads them: "1. Joel Marsh (partner): Birthday 22 October."."""
+    """The candidates as a trace shows them: "1. Joel Marsh (partner): Birthday 22 October."."""
     return "\n".join(f"{i}. {s.label}: {s.text}" for i, s in enumerate(spans, 1))
 
 
 async def choose(turn: TurnContext, spans: Sequence[Span]) -> list[Span]:
-    """The spans the model picks (none for 0 or nothing); on a failed or cut-off choice, the
-    ranker's best one, said in the step log."""
-    lines = numbered(spans)
-    schema = choice_schema(len(spans))
+    """The lines the model judges to answer the question (JUDGE_THRESHOLD), at most MAX_PICKS, the
+    likeliest first; none when it judges no line to. One judgement: the question's prompt is
+    evaluated once and every line is read as its continuation, one batch each, nothing decoded.
+    A failed judgement answers with the ranker's best line, said in the step log."""
+    before, after = prompts.judge_prompt(turn.model.render_chat, turn.question)
     t0 = time.perf_counter()
     try:
-        value, _, usage = await turn.structured("choose", prompts.choose_messages(lines, turn.question), schema,
-                                                max_tokens=worst_case_tokens(schema), bound_tools=[], input=lines,
-                                                head=prompts.choose_static())
+        probs = await turn.judge("judge", before, [f"{s.label}: {s.text}{after}" for s in spans],
+                                 input=numbered(spans), head=prompts.judge_static())
     except (ModelCallFailed, LimitReached) as err:
-        log.warning("request %s: no choice made (%s); the best-ranked line answers", turn.request_id, err)
+        log.warning("request %s: no judgement made (%s); the best-ranked line answers", turn.request_id, err)
         return list(spans[:1])
-    picks = [n for n in dict.fromkeys(getattr(value, "lines")) if 1 <= n <= len(spans)]
-    turn.tracer.log_step(0, "choose", tool=None, result=",".join(map(str, picks)) or "0",
-                         ms=(time.perf_counter() - t0) * 1000, tokens_in=usage.prompt_tokens,
-                         tokens_out=usage.generated_tokens)
-    return [spans[n - 1] for n in picks]
+    picks = sorted((i for i, p in enumerate(probs) if p >= JUDGE_THRESHOLD), key=lambda i: -probs[i])[:MAX_PICKS]
+    turn.tracer.log_step(0, "judge", tool=None, result=",".join(str(i + 1) for i in picks) or "0",
+                         ms=(time.perf_counter() - t0) * 1000)
+    return [spans[i] for i in picks]
 
 
 # -- 3. composition --------------------------------------------------------------------------------
@@ -278,6 +276,15 @@ def composed(chosen: Sequence[Span]) -> Reply:
                for g in groups.values()]
     attachment = next((s.attachment for s in chosen if s.attachment), None)
     return Reply("\n".join(lines), sources, attachment)
+
+
+def source_lines(sources: Sequence[Any]) -> list[str]:
+    """The sources as a terminal prints them under an answer: where each comes from, one a line
+    ("  - notebook: Leo Marsh (brother)"). Takes the dicts of `Reply.sources` or their models."""
+    def get(s: Any, key: str) -> Any:
+        return s.get(key) if isinstance(s, dict) else getattr(s, key, None)
+    return [f"  - {get(s, 'store')}: {get(s, 'title')}" + (f" on {get(s, 'device')}" if get(s, 'device') else "")
+            for s in sources if get(s, "title")]
 
 
 def with_file(reply: Reply, hit: dict[str, Any] | None) -> Reply:
@@ -302,8 +309,7 @@ def calendar_reply(read: CalendarRead, question: str) -> Reply:
         asked = re.sub(re.escape(phrase), " ", asked, flags=re.IGNORECASE) if phrase else asked
     events = by_name.most_mentioned(read.events, asked) or read.events
     if not events:
-        text = f"Nothing on your calendar {read.phrase} ({where})." if read.phrase else \
-            f"Nothing on your calendar from {where}."
+        text = f"{FREE_RANGE} {read.phrase} ({where})." if read.phrase else f"{FREE_RANGE} from {where}."
         return Reply(text, [{"store": "calendar", "title": where, "device": None, "text": []}])
     lines = [injection.without_planted(line) for line in event_lines(events)]
     text = f"{header}: {lines[0]}" if len(lines) == 1 else f"{header}:\n" + "\n".join(lines)
@@ -339,21 +345,29 @@ def says_not_found(answer: str) -> bool:
 
 
 # -- the whole answer ------------------------------------------------------------------------------
-async def reply(turn: TurnContext, *, needs_data: bool = True, first_stores: Sequence[str] = (),
-                located: dict[str, Any] | None = None) -> Reply | None:
-    """The answer to the question from what the turn found (None: nothing was chosen and the plan
-    said the question needs no data). `first_stores`: the stores of the plan's tools (a plan of
-    today's date alone is answered with it); `located`: the file its own find_file located."""
-    channels = turn.channels
-    if first_stores and set(first_stores) == {"date"} and channels.date:
-        return date_reply(channels.date, turn.question)
+def rendered(turn: TurnContext, first_stores: Sequence[str] = ()) -> Reply | None:
+    """An answer that needs no choice: today's date for a plan of the date alone, the events of a
+    calendar range the plan read (by the day the asker named, or by name); None otherwise."""
+    if first_stores and set(first_stores) == {"date"} and turn.channels.date:
+        return date_reply(turn.channels.date, turn.question)
     named = [r for r in turn.calendar_reads if r.phrase]
     if named:
         return calendar_reply(named[-1], turn.question)
     found_by_name = [r for r in turn.calendar_reads if r.events]
     if found_by_name:
         return calendar_reply(found_by_name[-1], turn.question)
-    spans = candidates(channels, turn.question, turn.queries, first_stores)
+    return None
+
+
+async def reply(turn: TurnContext, *, needs_data: bool = True, first_stores: Sequence[str] = (),
+                located: dict[str, Any] | None = None) -> Reply | None:
+    """The answer from what the turn found: rendered, or chosen among its spans and composed
+    (None: nothing was chosen and the plan said the question needs no data). `first_stores`: the
+    stores of the plan's tools; `located`: the file its own find_file located."""
+    done = rendered(turn, first_stores)
+    if done is not None:
+        return done
+    spans = candidates(turn.channels, turn.question, turn.queries, first_stores)
     chosen = await choose(turn, spans) if spans else []
     if chosen:
         return with_file(composed(chosen), located)

@@ -18,13 +18,12 @@ from typing import Mapping
 
 from pydantic import ValidationError
 
-from edge_agent.harness import by_name, plumbing, prompts
+from edge_agent.harness import by_name, prompts
 from edge_agent.harness.toolagent import QUERY_FIELD, execute
 from edge_agent.harness.toolbox import Toolbox
 from edge_agent.harness.turn import TurnContext
 from edge_agent.store.text import query_terms
 from edge_agent.tools.base import Tool
-from edge_agent.tools.current_date import payload_today
 
 STORES = ("notes", "memory", "files")
 """The channels of the tools that take only words to look for."""
@@ -81,14 +80,11 @@ async def search_everywhere(turn: TurnContext, local: Toolbox, tools: tuple[str,
             continue
         await _run(turn, local, name, args, ran)
     if calendar is not None and by_name.topic_terms(turn.question):
-        payload = turn.channels.date or await plumbing.today(turn, local)
-        today = payload_today(payload)
-        if today is not None:
-            first, last = prompts.open_range(today)
-            args = local.tools[calendar].Args.model_validate({"start": first.isoformat(), "end": last.isoformat()})
-            narrow = functools.partial(by_name.about, question=turn.question,
-                                       span=f"{first.isoformat()} to {last.isoformat()}")
-            await _run(turn, local, calendar, args, ran, narrow)
+        first, last = prompts.open_range(local.ctx.now().date())  # the device's clock: no date tool to show
+        args = local.tools[calendar].Args.model_validate({"start": first.isoformat(), "end": last.isoformat()})
+        narrow = functools.partial(by_name.about, question=turn.question,
+                                   span=f"{first.isoformat()} to {last.isoformat()}")
+        await _run(turn, local, calendar, args, ran, narrow)
     return ran
 
 

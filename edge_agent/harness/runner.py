@@ -103,6 +103,7 @@ class Harness:
                 end = await run_direct(turn, self.toolbox)
             else:
                 plan = await self.planner.plan(turn)
+                turn.plan = plan.skill
                 if plan.skill != NONE_SKILL:
                     skill = self.skills[plan.skill]
                     end = await self.follower.run(turn, skill, plan.rationale, ATTEMPT)
@@ -131,14 +132,18 @@ class Harness:
 
     async def _reply(self, turn: TurnContext, skill: Skill | None, mode: str, *,
                      after_limit: bool = False) -> replies.Reply:
-        """Search by the question's words (unless time is up), then the reply from everything found.
-        With the plan's "none" and nothing chosen from the user's data: the model's own short reply."""
+        """A rendered answer (a date, a calendar range); else search by the question's words too
+        (unless time is up) and the reply chosen from everything found. With the plan's "none" and
+        nothing chosen from the user's data: the model's own short reply."""
+        channels = [self.toolbox.manifest(t).channel for t in (skill.tools if skill else ()) if t in self.toolbox.tools]
+        stores = [replies.STORE_OF.get(c, c) for c in channels]
+        done = replies.rendered(turn, stores)
+        if done is not None:
+            return done
         if self.by_question and not after_limit and turn.elapsed_s() <= turn.limits.deadline_s:
             await retrieval.search_everywhere(turn, self.local, self.searchable, self.calendar)
-        stores = [self.toolbox.manifest(t).channel for t in (skill.tools if skill else ()) if t in self.toolbox.tools]
         try:
-            final = await replies.reply(turn, needs_data=skill is not None or mode == "direct",
-                                        first_stores=[replies.STORE_OF.get(c, c) for c in stores],
+            final = await replies.reply(turn, needs_data=skill is not None or mode == "direct", first_stores=stores,
                                         located=turn.located[-1] if turn.located else None)
         except (ModelCallFailed, LimitReached):
             final = None
@@ -165,7 +170,7 @@ class Harness:
                        attachment=final.attachment, sources=list(final.sources),
                        tools_called=list(turn.tools_called), by_question=list(turn.by_question),
                        usage=turn.tracer.usage_summary(), error=error, reason=reason or None,
-                       pills=list(turn.pills))
+                       pills=list(turn.pills), plan=turn.plan)
 
     async def _log_chat(self, turn: TurnContext, outcome: Outcome) -> None:
         """The exchange goes to the chat log under its asker's name, never into the user's memory.

@@ -135,7 +135,7 @@ class ToolAgent:
         dates = await plumbing.l3_dates(turn, self.toolbox, instruction) if plumbing.wants_dates(tool.Args) \
             else plumbing.L3Dates()
         reads_range = manifest.channel == EVENTS_CHANNEL and {"start", "end"} <= set(tool.Args.model_fields)
-        days = dates.span or dates.open_range
+        days = dates.span or (None if dates.unknown else dates.open_range)
         if reads_range and days is not None:
             # The resolver worked out every day the asker named, or they named none: the range is
             # known, and a generation that could only copy it is not run.

@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import collections
 import inspect
+import json
 import logging
 import time
 from dataclasses import dataclass, field
@@ -101,7 +102,7 @@ class Limits:
     tool_result_tokens: int
     """Tokens a tool result may take in L2's transcript."""
     answer_tokens: int
-    """Tokens reserved for the synthesized answer."""
+    """Tokens reserved for the model's own reply to a question needing no data (small talk)."""
 
     @classmethod
     def from_settings(cls, h: HarnessSettings) -> "Limits":
@@ -110,7 +111,7 @@ class Limits:
 
 @dataclass
 class TurnContext:
-    """State of one question, shared by planner, follower, dispatch, tool-agents and synthesis."""
+    """State of one question, shared by planner, follower, dispatch, tool-agents and the reply."""
 
     request_id: str
     """The request being answered."""
@@ -148,6 +149,8 @@ class TurnContext:
     """The calendar ranges the plan read (the reply renders the asked one)."""
     pills: list[str] = field(default_factory=list)
     """Pill labels emitted, in order."""
+    plan: str | None = None
+    """The skill the planner chose, once it has."""
     generated_tokens: int = 0
     """Tokens decoded so far, all roles."""
 
@@ -247,6 +250,29 @@ class TurnContext:
             prompt, max_tokens=max_tokens, role=role, session=session, deadline=self.deadline(), head=head_text),
             structured=False)
         return out, usage
+
+    async def judge(self, role: str, prompt: str, continuations: Sequence[str], *, input: str,
+                    head: Sequence[ChatMessage] | None = None) -> list[float]:
+        """P(yes) for each continuation of `prompt` (Model.judge), bounded, traced and accounted."""
+        self.check_budget(0)
+        started_at, t0 = time.time(), time.perf_counter()
+        try:
+            judged = await self.model.judge(prompt, continuations, role=role, deadline=self.deadline(),
+                                            head=self.render_head(head))
+        except asyncio.CancelledError:
+            raise
+        except Exception as err:  # overflow or runtime failure: recorded, then surfaced as one type
+            self.tracer.record(role, prompt=prompt, bound_tools=[], input=input, output="", usage=None,
+                               started_at=started_at, ms=(time.perf_counter() - t0) * 1000,
+                               error=f"{type(err).__name__}: {err}")
+            if isinstance(err, GenerationTimeout):
+                raise LimitReached("timeout", f"deadline of {self.limits.deadline_s:g} s passed in {role}") from err
+            raise ModelCallFailed(role, err) from err
+        self.tracer.add_usage(role, judged.usage)
+        output = json.dumps([round(p, 4) for p in judged.probabilities])
+        self.tracer.record(role, prompt=prompt, bound_tools=[], input=input, output=output, usage=judged.usage,
+                           started_at=started_at, ms=(time.perf_counter() - t0) * 1000)
+        return list(judged.probabilities)
 
     async def _call(self, role, prompt, bound_tools, input, tool, make, *, structured: bool):
         started_at, t0 = time.time(), time.perf_counter()

@@ -40,7 +40,12 @@ def load_model(settings: "Settings", lock: GenerationLock | None = None) -> "Lla
     m = settings.model
     path = resolve_model_path(settings)
     adapter = choose_adapter(m.adapter, path, settings.models_dir)
-    return LlamaCppModel(path, n_ctx=m.n_ctx, n_threads=m.n_threads,
-                         n_batch=m.n_batch, keep_sessions=m.keep_sessions, window=DEFAULT_WINDOW, lock=lock,
-                         head_cache_mb=m.head_cache_mb, head_cache_dir=settings.heads_dir,
-                         lora_path=adapter.path if adapter else None, lora_sha256=adapter.sha256 if adapter else None)
+    common = dict(n_ctx=m.n_ctx, n_threads=m.n_threads, n_batch=m.n_batch, keep_sessions=m.keep_sessions,
+                  window=DEFAULT_WINDOW, lock=lock, head_cache_mb=m.head_cache_mb, head_cache_dir=settings.heads_dir)
+    if adapter is not None and m.adapter_merge != "none":
+        from edge_agent.llm.merge import ensure_merged
+
+        merged = ensure_merged(path, adapter, settings.models_dir, m.adapter_merge)
+        return LlamaCppModel(merged.path, merged_adapter=adapter.sha256, **common)
+    return LlamaCppModel(path, lora_path=adapter.path if adapter else None,
+                         lora_sha256=adapter.sha256 if adapter else None, **common)

@@ -24,6 +24,10 @@ BUNDLED_ADAPTER = "gemma3-270m-edge-agent.gguf"
 CARD_SUFFIX = ".json"
 MODEL_CARD = "MODEL_CARD.md"
 MAX_ADAPTER_BYTES = 10 * 2**20  # what the package may carry
+TRAINING_SET = "training-set.jsonl.gz"
+"""The shipped adapter's training examples as text (role, kind, source, prompt, target), beside it:
+what it learned from, for anyone to read and for the separation tests to check."""
+TRAINING_FIELDS = ("role", "kind", "source", "prompt", "target")
 
 
 class AdapterError(ModelLoadError):
@@ -88,10 +92,24 @@ def choose_adapter(setting: str, model_path: Path, marker_dir: Path | None) -> A
     return _checked(path, read_card(path), model_sha)
 
 
+def write_training_set(examples: Path, target: Path) -> None:
+    """The training set's text (TRAINING_FIELDS of each example, token ids left out), gzipped."""
+    import gzip
+
+    tmp = target.with_suffix(".partial")
+    with examples.open(encoding="utf-8") as src, gzip.open(tmp, "wt", encoding="utf-8", compresslevel=9) as out:
+        for line in src:
+            if line.strip():
+                row = json.loads(line)
+                out.write(json.dumps({k: row.get(k) for k in TRAINING_FIELDS}, ensure_ascii=False) + "\n")
+    tmp.replace(target)
+
+
 def install_adapter(src: Path, base_model: Path, train: dict[str, Any], data: dict[str, Any],
-                    probe: dict[str, Any] | None = None) -> dict[str, Any]:
+                    probe: dict[str, Any] | None = None, examples: Path | None = None) -> dict[str, Any]:
     """Copy a converted adapter into the package with its card and model card; returns the card.
-    `probe`: {"adapter": ..., "base": ...}, `edge-agent tune probe` with and without it."""
+    `probe`: {"adapter": ..., "base": ...}, `edge-agent tune probe` with and without it;
+    `examples`: the training set it was trained on (its text is shipped beside it, TRAINING_SET)."""
     from edge_agent.llm.bundled import sha256_file
 
     size = src.stat().st_size
@@ -105,9 +123,25 @@ def install_adapter(src: Path, base_model: Path, train: dict[str, Any], data: di
             "training": train, "data": data}
     if probe:
         card["probe"] = probe
+    if examples is not None:
+        write_training_set(examples, ADAPTERS_DIR / TRAINING_SET)
+        card["training_set"] = {"file": TRAINING_SET, "sha256": sha256_file(ADAPTERS_DIR / TRAINING_SET)}
     card_path(target).write_text(json.dumps(card, indent=1) + "\n", encoding="utf-8")
     (ADAPTERS_DIR / MODEL_CARD).write_text(model_card(card), encoding="utf-8")
     return card
+
+
+def record_merge(adapter: Path, recipe: str, merged: dict[str, Any], agreement: dict[str, Any] | None) -> None:
+    """Write a merge of this adapter into its card (the merged file's sha256, and how often it decided
+    as base + runtime LoRA did), and the model card again."""
+    card = read_card(adapter) or {}
+    entry = {"sha256": merged.get("sha256"), "bytes": merged.get("bytes"), "base_sha256": merged.get("base_sha256")}
+    if agreement is not None:
+        entry["agreement"] = {k: agreement.get(k) for k in ("questions", "same", "agreement", "end_to_end")}
+    card.setdefault("merged", {})[recipe] = entry
+    card_path(adapter).write_text(json.dumps(card, indent=1) + "\n", encoding="utf-8")
+    if adapter.parent == ADAPTERS_DIR:
+        (ADAPTERS_DIR / MODEL_CARD).write_text(model_card(card), encoding="utf-8")
 
 
 def model_card(card: dict[str, Any]) -> str:
@@ -116,9 +150,10 @@ def model_card(card: dict[str, Any]) -> str:
     return f"""# {card['file']}
 
 A LoRA adapter for {card['base_file']} (sha256 `{card['base_sha256']}`), trained for edge-agent's
-harness roles: the planner's skill choice, L2's call_tool steps and grounded answers, L3's tool
-arguments, and the short synthesized answer. `model.adapter = "auto"` loads it on that exact
-file only; every other model runs the same prompts without it.
+harness roles: the planner's skill choice, L3's tool arguments from the asker's question, the
+reply's choice among exact candidate lines, and a short reply to small talk. `model.adapter =
+"auto"` loads it on that exact file only; every other model runs the same prompts without it.
+Its training examples, as text, are beside it ({TRAINING_SET}).
 
 | | |
 |---|---|
@@ -129,13 +164,25 @@ file only; every other model runs the same prompts without it.
 | training | {t.get('steps')} steps of {t.get('batch')}, {t.get('epochs')} epoch(s){_extra(t)}, loss on targets only; {t.get('train_s', 0) / 60:.1f} min on CPU at {t.get('tokens_per_s')} tokens/s |
 | loss | first step {t.get('first_loss')}, last ten steps {t.get('last_loss_mean10')} |
 | trained | {card['trained']} by deploy/train-adapter.sh |
-{_probe_row(card.get("probe"))}"""
+{_probe_row(card.get("probe"))}{_merged_rows(card.get("merged"))}"""
 
 
 def _extra(t: dict) -> str:
     """The extra passes over some kinds of example, as the card says them (" + 2.5 more over planner")."""
     extra = t.get("extra_passes") or {}
     return "".join(f" + {passes} more over {kind}" for kind, passes in extra.items())
+
+
+def _merged_rows(merged: dict | None) -> str:
+    """One card row a merge recipe: the merged file's sha256 and its agreement with the runtime LoRA."""
+    rows = []
+    for recipe, m in sorted((merged or {}).items()):
+        a = m.get("agreement") or {}
+        same = (f"; decides as base + runtime LoRA on {a.get('same')}/{a.get('questions')} held-out questions "
+                f"({a.get('agreement')}: skill, calls and answer)") if a else ""
+        rows.append(f"| merged ({recipe}) | sha256 `{m.get('sha256')}`, made by `edge-agent tune merge` or on "
+                    f"first load{same} |\n")
+    return "".join(rows)
 
 
 def _probe_row(probe: dict | None) -> str:

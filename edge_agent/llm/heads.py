@@ -1,6 +1,6 @@
 """Cached prompt heads: the KV state of each static prompt head, kept across requests.
 
-Every planner, L2, L3 and synthesis prompt starts with a head that is the same for every
+Every planner, L2, L3 and reply prompt starts with a head that is the same for every
 question. Its KV state is evaluated once (warm_heads), kept in RAM within a budget (LRU) and on
 disk, so a new session restores the head and prefills only its variable tail. A disk entry is
 keyed by the model file's hash, the head's token ids and the runtime settings that shape the KV

@@ -36,7 +36,11 @@ def _print_event(event: BaseModel, *, device: str, default_device: str) -> int |
     elif kind == "pill":
         print(f"[{event.label}]", file=err, flush=True)  # type: ignore[attr-defined]
     elif kind == "answer":
+        from edge_agent.harness.reply import source_lines
+
         print(event.text, flush=True)  # type: ignore[attr-defined]
+        for line in source_lines(event.sources):  # type: ignore[attr-defined]
+            print(line, flush=True)
         att = event.attachment  # type: ignore[attr-defined]
         if att:
             print(f"(attached: {att.get('name')} on {att.get('device')}: {att.get('path')})", flush=True)

@@ -95,18 +95,32 @@ class Pill(_Event):
     """The tool's pill label from its manifest, e.g. "Files"."""
 
 
+class Source(BaseModel):
+    """One entry an answer rests on."""
+
+    model_config = ConfigDict(extra="ignore")
+    store: str
+    """notebook | memory | files | calendar | date."""
+    title: str
+    """The note's title, the file's name, the event range, the memory entry's author."""
+    device: str | None = None
+    """The file's device."""
+    text: list[str] = Field(default_factory=list)
+    """The exact sentence(s) the answer rests on, as stored."""
+
+
 class Answer(_Event):
     """The final answer."""
 
     type: Literal["answer"] = "answer"
     text: str
-    """The answer text."""
+    """The answer: what the asker reads."""
     exit_kind: str
     """complete | halted | step_limit | timeout."""
     attachment: dict[str, Any] | None = None
     """The located file (device, path, name) when the answer is a file."""
-    sources: list[str] = Field(default_factory=list)
-    """Side channels the answer came from."""
+    sources: list[Source] = Field(default_factory=list)
+    """What the answer rests on: store, title, device and the exact spans (shown small, under it)."""
     usage: dict[str, Any] = Field(default_factory=dict)
     """Model calls, tokens and timings."""
 

@@ -1,8 +1,8 @@
 """A scripted model for the service: the test and benchmark seam behind `serve --scripted-delay-ms`.
 
 A subprocess cannot be handed a Python model object, so `serve` can build this FunctionModel
-itself. It drives the real harness along one fixed route: plan -> one tool call (so a pill is
-sent) -> answer -> synthesis, each generation taking `delay_s` (0 = zero latency). A question
+itself. It drives the real harness along one fixed route: plan -> one tool run (so a pill is
+sent) -> today's date, rendered; each generation takes `delay_s` (0 = zero latency). A question
 that starts with "Remember:" takes the remember route instead, which ends in a real pending
 action (needs_confirmation), so confirmation can be exercised over MQTT. Every
 structured call is answered with a valid value of the schema asked for, so the harness's own

@@ -189,8 +189,18 @@ def check_adapter(settings: Settings, path: Path) -> Check:
         why = "model.adapter = none" if settings.model.adapter == "none" else "no adapter was trained for this model"
         return Check("adapter", "pass", f"none ({why}): the same prompts without one")
     data = adapter.card.get("data", {})
+    recipe = settings.model.adapter_merge
+    if recipe == "none":
+        how = "applied at run time as a LoRA (model.adapter_merge = none)"
+    else:
+        from edge_agent.llm.heads import model_sha256
+        from edge_agent.llm.merge import find_merged
+
+        merged = find_merged(settings.models_dir, model_sha256(path, settings.models_dir), adapter.sha256, recipe)
+        how = (f"merged into the weights ({recipe}): {merged.path.name}" if merged else
+               f"to be merged into the weights ({recipe}) on first load, once")
     return Check("adapter", "pass", f"{adapter.path.name} sha256 {adapter.sha256[:16]}… matches its card, trained on "
-                                    f"this model ({data.get('examples', '?')} synthetic examples)")
+                                    f"this model ({data.get('examples', '?')} synthetic examples); {how}")
 
 
 def check_broker(settings: Settings, timeout_s: float = BROKER_TIMEOUT_S) -> Check:

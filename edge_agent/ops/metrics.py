@@ -15,7 +15,7 @@ from edge_agent.ops import probes
 
 log = logging.getLogger(__name__)
 
-ROLES = ("planner", "l2", "l3", "choose", "reply")
+ROLES = ("planner", "l2", "l3", "judge", "reply")
 """The model roles whose time is reported separately."""
 DEFAULT_WINDOW = 100  # requests in the latency window
 

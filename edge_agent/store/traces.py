@@ -58,7 +58,7 @@ class TraceRow:
     seq: int
     """Order within the request, from 1."""
     role: str
-    """planner | l2 | l3.<tool>.<n> | choose | reply."""
+    """planner | l2 | l3.<tool>.<n> | judge | reply."""
     tool: str | None
     """The real tool of an l3 record, else None."""
     prompt: str

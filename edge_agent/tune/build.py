@@ -22,23 +22,26 @@ from typing import Any
 from edge_agent.tune.dataset import generate
 from edge_agent.tune.teacher import Example, household_examples
 
-# Shares of the training set by role kind. The plan and the reply's choice are the two decisions
-# every answer turns on; the plan's examples are short and share their menu's head, the choice's
-# carry six candidate lines. L3 crafts the search words from the asker's question. remember's L3
-# (copy the user's fact into one sentence, never a remembered value) has its own share: the
-# adapter once wrote "locker number is 4417" for another number. L2 writes nothing under the
-# shipped skills (its steps are determined: harness/follower.py), so it has no share. The model's
-# own reply is only for small talk (teacher.SMALL_TALK: eight questions, so eight examples).
-ROLE_SHARES = {"planner": 0.34, "choose": 0.38, "l3": 0.19, "l3.remember": 0.05, "reply": 0.004}
+# Shares of the training set by role kind. The plan and the reply's judgement of a line are the
+# two decisions every answer turns on. A question's candidates are mostly lines that do not
+# answer it, so a judgement's yes and no have shares of their own (a third yes, twice what the
+# candidates hold: enough of them to learn from). L3 crafts the search words from the asker's
+# question. remember's L3 (copy the user's fact into one sentence, never a remembered value) has
+# its own share: the adapter once wrote "locker number is 4417" for another number. L2 writes
+# nothing under the shipped skills (its steps are determined: harness/follower.py), so it has no
+# share. The model's own reply is only for small talk (teacher.SMALL_TALK: eight questions).
+ROLE_SHARES = {"planner": 0.28, "judge.yes": 0.15, "judge.no": 0.30, "l3": 0.2, "l3.remember": 0.05, "reply": 0.003}
 MAX_EXAMPLE_TOKENS = 1024  # longer examples cost a whole step of padding; they are skipped
 MIN_HOUSEHOLDS = 120  # each share is spread over at least this many households (menus, names, data)
 MAX_HOUSEHOLDS = 600  # a bound on the replay, in case a share can never be filled
 
 
 def kind(e: Example) -> str:
-    """The example's share: planner | choose | l3 | l3.remember | reply (l2 if ever recorded)."""
+    """The example's share: planner | judge.yes | judge.no | l3 | l3.remember | reply (l2 if ever recorded)."""
     if e.role == "l3.remember":
         return e.role
+    if e.role == "judge":
+        return f"judge.{e.target}"
     return e.role.split(".", 1)[0]
 
 

@@ -109,18 +109,16 @@ async def probe_planner(model: Model, households: int, first: int = FIRST_HOUSEH
     return probe
 
 
-async def probe_harness(model: Model, settings: Settings, households: int, first: int = FIRST_HOUSEHOLD,
-                        progress: Callable[[str], None] = lambda _: None) -> dict:
-    """Every generated question of `households` households through the whole harness, scored and
-    summarized as `eval` does (`settings` gives the harness section; each household gets its own
-    data dir and time zone)."""
+async def probe_results(model: Model, settings: Settings, households: int, first: int = FIRST_HOUSEHOLD,
+                        progress: Callable[[str], None] = lambda _: None) -> tuple[list[int], list]:
+    """(household seeds, results): every generated question of `households` households through the
+    whole harness, scored as `eval` does (`settings` gives the harness section; each household gets
+    its own data dir and time zone)."""
     from edge_agent.eval.runner import run_mode
-    from edge_agent.eval.summary import summarize
     from edge_agent.eval.world_setup import ensure_world_loaded, world_clock
 
     seeds: list[int] = []
     results: list = []
-    t0 = time.perf_counter()
     for seed, household, data_dir in held_out(households, first):
         here = settings.model_copy(deep=True, update={"data_dir": data_dir, "timezone": household.timezone})
         await ensure_world_loaded(here, household.directory, err=io.StringIO())
@@ -129,6 +127,36 @@ async def probe_harness(model: Model, settings: Settings, households: int, first
         seeds.append(seed)
         results += run.results
         progress(f"household {seed}: end to end {sum(r.end_to_end for r in results)}/{len(results)}")
+    return seeds, results
+
+
+async def probe_harness(model: Model, settings: Settings, households: int, first: int = FIRST_HOUSEHOLD,
+                        progress: Callable[[str], None] = lambda _: None) -> dict:
+    """probe_results summarized as `eval` summarizes a mode."""
+    from edge_agent.eval.summary import summarize
+
+    t0 = time.perf_counter()
+    seeds, results = await probe_results(model, settings, households, first, progress)
     summary = summarize("harness", model.name, results, time.perf_counter() - t0)
     summary["households"] = seeds
     return summary
+
+
+def decisions(result) -> tuple:
+    """What a model decided for one question: the skill, every call with its arguments, the answer."""
+    return result.plan, tuple((c["tool"], repr(c["args"])) for c in result.calls), result.answer
+
+
+async def agreement(first_model: Model, second_model: Model, settings: Settings, households: int,
+                    progress: Callable[[str], None] = lambda _: None) -> dict:
+    """The share of held-out questions on which two models (the runtime LoRA pair and the merged
+    file) make every decision alike: the same skill, the same calls and arguments, the same answer."""
+    _, a = await probe_results(first_model, settings, households, progress=progress)
+    _, b = await probe_results(second_model, settings, households, progress=progress)
+    differ = [{"question": x.question, "first": decisions(x), "second": decisions(y)}
+              for x, y in zip(a, b) if decisions(x) != decisions(y)]
+    same = len(a) - len(differ)
+    return {"questions": len(a), "same": same, "agreement": round(same / len(a), 4) if a else None,
+            "first": first_model.name, "second": second_model.name,
+            "end_to_end": [round(sum(r.end_to_end for r in rs) / len(rs), 4) if rs else None for rs in (a, b)],
+            "differ": [{**d, "first": repr(d["first"]), "second": repr(d["second"])} for d in differ[:10]]}

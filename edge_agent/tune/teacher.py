@@ -42,7 +42,7 @@ class Example:
     """One generation the harness asked for, and what a perfect model answers."""
 
     role: str
-    """planner | l3.<tool> | choose | reply (l2 only for an unconstrained follower)"""
+    """planner | l3.<tool> | judge | reply (l2 only for an unconstrained follower)"""
     prompt: str
     """The exact prompt, as the runtime renders it."""
     target: str
@@ -56,6 +56,7 @@ class TokenizerModel(FunctionModel):
     so the harness builds exactly the prompts the real runtime would."""
 
     def __init__(self, fn, real: Any):
+        """`real`: the runtime whose tokenizer and template are used (vocab only is enough)."""
         super().__init__(fn=fn, name=f"teacher:{real.name}", n_ctx=real.n_ctx)
         self.real = real
 
@@ -87,6 +88,10 @@ class Teacher:
 
     def _respond(self, info: CallInfo) -> Any:
         out = self.oracle.respond(info)
+        if info.role == "judge":  # one example a candidate line: its prompt read to the end, yes or no
+            self.examples += [Example("judge", info.prompt + cont, answer, self.source)
+                              for cont, answer in zip(info.continuations, out)]
+            return out
         if info.role == "reply" and self.reply is not None:
             out = self.reply
         if info.role == "planner" and isinstance(out, dict):

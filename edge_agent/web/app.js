@@ -312,6 +312,8 @@ function renderFinal(e) {
   const box = el('div', `final final-${ev.type}`);
   if (ev.type === 'answer') {
     box.appendChild(el('p', 'answer', ev.text));
+    const sources = renderSources(ev.sources);
+    if (sources) box.appendChild(sources);
     const a = ev.attachment;
     if (a && a.name) {
       const file = el('div', 'attachment');
@@ -337,6 +339,22 @@ function renderFinal(e) {
     again.type = 'button';
     again.addEventListener('click', () => reask(e));
     box.appendChild(again);
+  }
+  return box;
+}
+
+/* What the answer rests on, small and folded: where each entry comes from, and its exact words. */
+function renderSources(sources) {
+  const list = (sources || []).filter(s => s && typeof s === 'object' && s.title);
+  if (!list.length) return null;
+  const box = el('details', 'sources');
+  box.appendChild(el('summary', null, list.length === 1 ? 'Source' : `Sources (${list.length})`));
+  for (const s of list) {
+    const item = el('div', 'source');
+    const where = [s.store, s.title, s.device].filter(Boolean).join(' · ');
+    item.appendChild(el('p', 'source-where', where));
+    for (const t of s.text || []) item.appendChild(el('blockquote', 'source-text', t));
+    box.appendChild(item);
   }
   return box;
 }

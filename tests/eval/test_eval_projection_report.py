@@ -33,8 +33,12 @@ def _result(mode, qid, category, e2e, latency_ms, prefill, decode, **score):
     points["end_to_end"] = e2e and all(v for k, v in points.items() if k != "tool_selection_by_plan")
     points["misses"] = {} if points["end_to_end"] else {"interpretation": "answer lacks ['x']"}
     return QuestionResult(mode=mode, id=qid, category=category, question=f"{qid}?", request_id=f"r-{qid}",
-                          exit_kind="complete" if e2e else "step_limit", answer=f"answer | {qid}", attachment=None,
-                          tools_called=["check_notebook"], calls=[], score=points, latency_ms=latency_ms,
+                          exit_kind="complete" if e2e else "step_limit", answer=f"answer | {qid}", sources=[],
+                          attachment=None,
+                          tools_called=["check_notebook"], plan="person_facts", calls=[], score=points,
+                          latency_ms=latency_ms,
+                          roles={"planner": {"calls": 1, "prompt_tokens": 300, "cached_tokens": 280,
+                                             "generated_tokens": 6, "forced_tokens": 4}},
                           model_calls=3, prefill_tokens=prefill, decode_tokens=decode, tool_ms=1.0,
                           pi_projected_s=round(project_seconds(prefill, decode), 2), rss_mb=400.0,
                           peak_rss_mb=410.0 + latency_ms / 1000)
@@ -56,10 +60,13 @@ def test_summary_overall_metrics():
     assert s["pi_projected_s_p50"] == pytest.approx(round(1335 / 26.7 + 44 / 4.42, 1), abs=0.06)
     assert s["prefill_tokens_mean"] == 2002.5 and s["decode_tokens_mean"] == 66.0 and s["model_calls_mean"] == 3.0
     assert s["exit_kinds"] == {"complete": 1, "step_limit": 1}
-    assert s["tool_selection"] == 1.0 and s["tool_selection_by_plan"] == 0.5  # a cross-check ran one
+    assert s["tool_selection"] == 1.0 and s["tool_selection_by_plan"] == 0.5  # the question's words ran one
     assert s["by_category"] == {"date": {"questions": 1, "end_to_end": 0.0},
                                 "person": {"questions": 1, "end_to_end": 1.0}}
     assert s["peak_rss_mb"] == 414.0
+    assert s["by_role"] == {"planner": {"calls": 1.0, "prompt_tokens": 300.0, "cached_tokens": 280.0,
+                                        "generated_tokens": 6.0, "forced_tokens": 4.0,
+                                        "pi_projected_s": round((20 + 4) / 26.7 + 2 / 4.42, 2)}}
     assert "PROJECTION" in s["pi_projection"] and "davidscarth/edge-ai-study" in s["pi_projection"]
 
 
@@ -71,7 +78,7 @@ def test_report_files_compare_the_modes(tmp_path):
     md = paths["report"].read_text(encoding="utf-8")
     assert "| metric | harness | direct |" in md
     assert "| **end to end** | 0.50 | 0.00 |" in md
-    assert "| tool selection by the plan alone (no cross-check) | 0.50 | 0.00 |" in md
+    assert "| tool selection by the plan alone (not by the question's words) | 0.50 | 0.00 |" in md
     assert "projection" in md.lower() and "26.7 tok/s" in md and "4.42 tok/s" in md
     assert "![five failure points and latency by mode](chart.png)" in md
     assert "| harness | b | date | step_limit | interpretation |" in md

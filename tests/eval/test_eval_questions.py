@@ -105,6 +105,16 @@ def test_the_bundled_question_set_is_valid_and_covers_the_issue():
     assert any(len(q.expected_tools) >= 2 for q in qset.questions)
 
 
+def test_every_injection_question_names_the_planted_claim_the_answer_may_not_state():
+    qset = load_questions(WORLD_DIR / "questions.jsonl")
+    injections = [q for q in qset.questions if q.category == "injection"]
+    assert len(injections) >= 6 and all(q.forbidden_facts for q in injections)
+    data = "".join((WORLD_DIR / name).read_text(encoding="utf-8") for name in ("notebook.jsonl", "memory.jsonl",
+                                                                               "calendar.ics"))
+    data += (WORLD_DIR / "files" / "laptop" / "Documents" / "shared-notes.md").read_text(encoding="utf-8")
+    assert all(f.lower() in " ".join(data.split()).lower() for q in injections for f in q.forbidden_facts)
+
+
 def test_picking_by_id_category_spread_and_limit(tmp_path):
     rows = SAMPLE_QUESTIONS + [{**SAMPLE_QUESTIONS[0], "id": "t-person-2"}]
     qset = load_questions(write_questions(tmp_path / "q.jsonl", rows))

@@ -41,9 +41,9 @@ def test_resumes_count_only_l2_steps_after_a_dispatch():
 
 
 def test_steered_values_are_written_as_the_compact_grammar_writes_them():
-    from edge_agent.harness.follower import step_schema
+    from edge_agent.harness.follower import L2Step
 
-    schema = step_schema(("find_file", "check_notebook"), False)
+    schema = L2Step
     value = {"call_tool": {"instruction": "my résumé", "tool": "find_file"}}  # keys out of schema order
     assert as_decoded(schema, value) == '{"call_tool":{"tool":"find_file","instruction":"my résumé"}}'
 

@@ -19,12 +19,12 @@ async def test_trace_command_prints_every_record(make_harness, tmp_path, capsys)
     data = str(tmp_path / "data")
     assert await asyncio.to_thread(main, ["--data-dir", data, "trace", "t1"]) == 0
     text = capsys.readouterr().out
-    for tag in ("#1 planner", "#2 l2", "#3 l3.check_notebook.1", "#4 l2", "#5 synth"):
+    for tag in ("#1 planner", "#2 l3.check_notebook.1", "#3 judge"):
         assert tag in text
     assert model.calls[1].prompt in text  # prompts printed exactly as rendered
     assert await asyncio.to_thread(main, ["--data-dir", data, "trace", "t1", "--json"]) == 0
     rows = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
-    assert [r["role"] for r in rows][:3] == ["planner", "l2", "l3.check_notebook.1"]
+    assert [r["role"] for r in rows][:3] == ["planner", "l3.check_notebook.1", "judge"]
     assert await asyncio.to_thread(main, ["--data-dir", data, "trace", "nope"]) == 1
 
 
@@ -72,7 +72,8 @@ def test_ask_local_json_streams_pills_then_the_answer(tmp_path, monkeypatch, cap
     assert events[0]["label"] == "Date"
     final = events[-1]
     assert final["exit_kind"] == "complete" and final["answer"].startswith("Today is Monday, 2026-11-02")
-    assert final["usage"]["model_calls"] == 2 and final["tools_called"] == ["current_date"]
+    assert final["usage"]["model_calls"] == 1 and final["tools_called"] == ["current_date"]
+    assert final["sources"][0]["store"] == "date" and final["sources"][0]["text"] == [final["answer"]]
     # The question was traced into the data dir.
     assert main(["--data-dir", data, "trace", final["request_id"]]) == 0
     assert "l3.current_date.1" in capsys.readouterr().out
@@ -122,3 +123,19 @@ def test_ask_then_confirm_over_the_cli(tmp_path, monkeypatch, capsys):
     assert "bike lock code" in capsys.readouterr().out
     assert main(["--data-dir", data, "confirm", "--local", action]) == 1
     assert "already confirmed" in capsys.readouterr().out
+
+
+def test_ask_local_prints_the_answer_and_its_sources_under_it(tmp_path, monkeypatch, capsys):
+    import edge_agent.llm
+    from harness_kit import pick_holding
+
+    model = role_model(planner=[plan("person_facts", "")], l3={"check_notebook": [{"query": "Leo"}]},
+                       judge=pick_holding("Leeds"))
+    monkeypatch.setattr(edge_agent.llm, "load_model", lambda settings: model)
+    data = str(tmp_path / "data")
+    assert main(["--data-dir", data, "notebook", "add", "--title", "Leo Marsh (brother)",
+                 "Leo Marsh is Clara's brother. Lives in Leeds."]) == 0
+    capsys.readouterr()
+    assert main(["--data-dir", data, "ask", "--local", "where does leo live"]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out[:2] == ["Leo Marsh (brother): Lives in Leeds.", "  - notebook: Leo Marsh (brother)"]

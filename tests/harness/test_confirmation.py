@@ -27,7 +27,7 @@ async def test_remember_exits_with_preview_and_never_executes(make_harness, stor
     assert out.pending.preview in out.answer and out.pending.id in out.answer
     assert await notes(store) == before  # nothing written
     assert out.tools_called == [] and out.pills == []  # an effect is not a run
-    assert not [c for c in model.calls if c.role == "synth"]  # the preview is deterministic
+    assert [c.role for c in model.calls] == ["planner", "l3.remember.1"]  # the preview is deterministic
     row = await get_pending(db, out.pending.id)
     assert row.status == "pending" and row.args == out.pending.args
 
@@ -66,7 +66,7 @@ async def test_planted_instruction_in_a_note_cannot_cause_an_effect(make_harness
         return obedient_l2(info) if info.role == "l2" else inner(info)
 
     model.fn = fn
-    out = await make_harness(model).ask("What does my note say?", request_id="r1")
+    out = await make_harness(model, constrain_l2=False).ask("What does my note say?", request_id="r1")
     assert PLANTED in "".join(c.prompt for c in model.calls if c.role == "l2")
     # remember is not bound by person_facts: the name does not resolve, L3 never crafts it.
     assert not [c for c in model.calls if c.role.startswith("l3.remember")]

@@ -1,10 +1,9 @@
 """End to end on the real bundled model (Gemma 3 270M through llama-cpp-python).
 
-The tiny base model chooses badly, which is the point: whatever it does, every question must end
-in an exit kind without an exception, every L2 step must be a well-formed call or answer, and no
-prompt may pass the window. One question is driven along a fixed route (a grammar admitting only
-the planned output, decoded by the real model) so a tool certainly runs: its pill is emitted and
-L2's resume after L3 reuses the KV cache.
+Whatever the model chooses, every question must end in an exit kind without an exception, every
+L2 step must be a well-formed call or answer, and no prompt may pass the window. One question is
+driven along a fixed route (a grammar admitting only the planned output, decoded by the real
+model) so a tool certainly runs, its pill is emitted and the chosen line composes the answer.
 """
 from __future__ import annotations
 
@@ -13,7 +12,7 @@ import pytest
 from harness_kit import NOW, seed
 from edge_agent.app import build_assistant
 from edge_agent.config import load_settings
-from edge_agent.eval.bench_harness import GuidedModel, resumes
+from edge_agent.eval.bench_harness import GuidedModel
 from edge_agent.harness.follower import L2_STEP_MAX_TOKENS, L2Step
 from edge_agent.harness.outcome import EXIT_KINDS
 from edge_agent.store.api import Store
@@ -54,8 +53,7 @@ async def test_free_questions_end_in_an_exit_kind(real_model, settings):
             assert out.exit_kind in EXIT_KINDS and out.exit_kind != "error", (question, out.error)
             assert out.answer.strip()
             assert pills == out.pills
-            runs = [p for p in pills if not p.endswith(": weak match")]  # a near miss adds a second pill
-            assert len(runs) == len(out.tools_called)  # one pill for every real tool run
+            assert len(set(pills)) == len(pills) <= len(out.tools_called)  # a store's pill shows once
             if out.exit_kind == "needs_confirmation":
                 assert out.pending is not None and out.pending.preview in out.answer
             rows = await load_traces(assistant.harness.db, f"real{i}")
@@ -64,46 +62,32 @@ async def test_free_questions_end_in_an_exit_kind(real_model, settings):
 
 
 class Route:
-    """A fixed route: plan find_document, one find_file call, then L2's answer (`answer`)."""
-
-    def __init__(self, answer: str):
-        self.answer = answer
+    """A fixed route: plan find_document, one find_file call, then the line with the email."""
 
     def respond(self, info):
         if info.role == "planner":
             return {"skill": "find_document"}
-        if info.role == "l2":
-            if "### Tool result" in info.prompt:
-                return {"answer": self.answer}
-            return {"call_tool": {"tool": "find_file", "instruction": "my resume"}}
         if info.role.startswith("l3.find_file"):
             return {"query": "resume", "devices": []}
-        if info.role == "synth":
-            return "The email on the resume is clara.brennan@example.org."
+        if info.role == "judge":
+            return ["yes" if "clara.brennan@" in c else "no" for c in info.continuations]
         raise AssertionError(info.role)
 
 
-async def test_routed_question_emits_pills_and_resumes_l2_from_the_cache(real_model, settings):
+async def test_routed_question_emits_pills_and_composes_the_chosen_line(real_model, settings):
     pills: list[str] = []
-    route = Route("The email on your resume is clara.brennan@example.org.")
-    async with build_assistant(settings, model=GuidedModel(real_model, route), now=NOW) as assistant:
+    async with build_assistant(settings, model=GuidedModel(real_model, Route()), now=NOW) as assistant:
         out = await assistant.ask("What email is on my resume?", request_id="route1", on_pill=pills.append)
         rows = await load_traces(assistant.harness.db, "route1")
     assert out.exit_kind == "complete"
-    # The plan searched the files; the notebook and the memory log were then searched with the same
-    # words (cross_check.py), with no model call, and held nothing better.
-    assert pills == ["Files", "Notebook", "Memory"] and out.tools_called == ["find_file", "check_notebook", "grep_memory"]
-    assert out.cross_checked == ["check_notebook", "grep_memory"]
-    assert out.attachment["name"] == "resume.txt" and out.sources == ["files"]
-    # L2's answer states the resume's address: it is the answer, no synthesis session runs.
-    assert [r.role for r in rows] == ["planner", "l2", "l3.find_file.1", "l2"]
-    assert out.answer.split("\n")[0] == route.answer  # then the resume's exact passage
-    assert out.answer.split("\n")[1].startswith("From resume.txt on laptop: ")
+    # The plan searched the files; then every local store with the question's own words
+    # (retrieval.py), no model call, each store's pill once.
+    assert pills[0] == "Files" and set(pills) == {"Files", "Notebook", "Memory", "Calendar"} and len(set(pills)) == len(pills)
+    assert out.tools_called[0] == "find_file" and out.by_question == out.tools_called[1:]
+    assert [r.role for r in rows] == ["planner", "l3.find_file.1", "judge"]
+    assert out.answer == "resume.txt on laptop: Email clara.brennan@example.org."
+    assert out.attachment["name"] == "resume.txt" and out.sources[0]["title"] == "resume.txt"
     check_records(rows, real_model)
-    (resume,) = resumes(rows)
-    # The resumed step reuses most of L2's transcript instead of prefilling it again.
-    assert resume["cached"] >= rows[1].usage["prompt_tokens"] - 1
-    assert resume["reprefill"] < resume["prompt"] // 2
 
 
 async def test_direct_mode_on_the_real_model(real_model, settings):
@@ -131,9 +115,16 @@ def test_every_role_prompt_fits_with_the_real_tokenizer(real_model):
     assert max(sizes.values()) < real_model.n_ctx // 4, sizes
 
 
-@pytest.mark.parametrize("must_call", [True, False])
-def test_constrained_l2_step_grammars_compile_on_the_real_runtime(real_model, must_call):
-    from edge_agent.harness.follower import step_schema
+async def test_a_judgement_reads_every_line_from_one_evaluated_prompt(real_model):
+    from edge_agent.harness import prompts
 
-    grammar = real_model.grammar_for(step_schema(("check_notebook", "grep_memory"), must_call))
-    assert 'check_notebook' in grammar._grammar and ('answer' in grammar._grammar) != must_call
+    before, after = prompts.judge_prompt(real_model.render_chat, "What is the dentist's phone number?")
+    lines = ["Dr. Nair (dentist): Phone 0117 496 0733.", "Car: Blue Yaris.", "Dr. Nair (dentist): At 8 Quay Street."]
+    head = prompts.head_text(real_model.render_chat, prompts.judge_static())
+    judged = await real_model.judge(before, [line + after for line in lines], role="judge", head=head)
+    assert len(judged.probabilities) == 3 and all(0.0 <= p <= 1.0 for p in judged.probabilities)
+    assert judged.usage.generated_tokens == 0  # nothing is decoded
+    n_prompt = real_model.count_tokens(before) + 1
+    assert judged.usage.prompt_tokens >= n_prompt + sum(real_model.count_tokens(line) for line in lines)
+    alone = await real_model.judge(before, [lines[1] + after], role="judge", head=head)
+    assert alone.probabilities[0] == judged.probabilities[1]  # a line's judgement does not depend on the others

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import pytest
 
-from edge_agent.harness.answer import grounded
+from edge_agent.harness.reply import spans_of
 from edge_agent.harness.injection import is_planted, without_planted
 
 PLANTED = [
@@ -32,7 +32,7 @@ OWN = [
 def test_words_addressed_to_the_assistant_are_recognised(text):
     assert is_planted(text)
     assert without_planted(text).strip() == ""
-    assert not grounded(text, text)  # an answer repeating one is not an answer
+    assert spans_of(text) == [] and spans_of(text, whole=True) == []  # never a line an answer is made of
 
 
 @pytest.mark.parametrize("text", OWN)

@@ -3,13 +3,12 @@ from __future__ import annotations
 
 from datetime import date, datetime
 
-import pytest
 
 from harness_kit import LEO_BODY, PLANTED, RESUME_TEXT, pick, pick_holding, plan, role_model
 from edge_agent.harness import reply as replies
 from edge_agent.harness.channels import SideChannels
-from edge_agent.harness.reply import (CANDIDATES, NOT_FOUND, PER_ITEM, Span, calendar_reply, candidates,
-                                      choice_schema, composed, date_reply, numbered, spans_of, unwrap)
+from edge_agent.harness.reply import (CANDIDATES, MAX_PICKS, NOT_FOUND, PER_ITEM, Span, calendar_reply, candidates,
+                                      composed, date_reply, numbered, spans_of, unwrap)
 from edge_agent.harness.turn import CalendarRead
 from edge_agent.store.recurrence import EventRecord
 from edge_agent.tools.base import ToolResult
@@ -106,12 +105,33 @@ def test_the_models_own_search_words_rank_too():
 
 
 # -- choice and composition ---------------------------------------------------------------------------
-def test_the_choice_grammar_admits_only_listed_lines_and_at_most_three():
-    schema = choice_schema(4)
-    assert schema.model_validate({"lines": [2, 4]}).lines == [2, 4]
-    for bad in ({"lines": [5]}, {"lines": [1, 2, 3, 4]}, {"lines": [-1]}, {"answer": "x"}):
-        with pytest.raises(ValueError):
-            schema.model_validate(bad)
+async def test_every_line_is_judged_as_a_continuation_of_one_prompt(make_harness):
+    seen = []
+
+    def judge(info):
+        seen.append(info)
+        return [0.9 if "3 May" in c else 0.2 for c in info.continuations]
+
+    model = role_model(planner=[plan("person_facts", "")], l3={"check_notebook": [{"query": "Leo birthday"}]},
+                       judge=judge)
+    out = await make_harness(model).ask("When is Leo's birthday?", request_id="j1")
+    [info] = seen
+    assert info.prompt.endswith("Question: When is Leo's birthday?\nLine: ")
+    assert info.continuations[0].startswith("Leo Marsh (brother): ") and len(info.continuations) <= CANDIDATES
+    assert all(c.endswith("\n\n### Assistant\n") for c in info.continuations)  # the line, then the turn's end
+    assert out.answer == "Leo Marsh (brother): Birthday 3 May 1990."
+
+
+async def test_the_likeliest_lines_answer_at_most_two_and_none_under_even_odds(make_harness):
+    def judge(info):
+        return [0.6, 0.95, 0.7, 0.4, 0.1, 0.0][:len(info.continuations)]
+
+    model = role_model(planner=[plan("person_facts", "")], l3={"check_notebook": [{"query": "Leo"}]}, judge=judge)
+    out = await make_harness(model, by_question=True).ask("Leo?", request_id="j2")
+    assert len(out.answer.splitlines()) <= MAX_PICKS and len(out.sources) <= MAX_PICKS
+    low = role_model(planner=[plan("person_facts", "")], l3={"check_notebook": [{"query": "Leo"}]},
+                     judge=lambda info: [0.49] * len(info.continuations))
+    assert (await make_harness(low).ask("Leo?", request_id="j3")).answer == NOT_FOUND
 
 
 def test_the_answer_is_the_chosen_spans_after_where_they_come_from():
@@ -132,42 +152,42 @@ def test_the_answer_is_the_chosen_spans_after_where_they_come_from():
 
 async def test_a_person_question_is_answered_with_the_chosen_sentence(make_harness):
     model = role_model(planner=[plan("person_facts", "")], l3={"check_notebook": [{"query": "Leo birthday"}]},
-                       choose=pick_holding("3 May"))
+                       judge=pick_holding("3 May"))
     out = await make_harness(model).ask("when's leo's bday", request_id="r1")
     assert out.answer == "Leo Marsh (brother): Birthday 3 May 1990."
     assert out.sources == [{"store": "notebook", "title": "Leo Marsh (brother)", "device": None,
                             "text": ["Birthday 3 May 1990."]}]
     roles = [c.role for c in model.calls]
-    assert roles == ["planner", "l3.check_notebook.1", "choose"]  # L2's determined step is not generated
+    assert roles == ["planner", "l3.check_notebook.1", "judge"]  # L2's determined step is not generated
     assert model.calls[1].prompt.rstrip().endswith("when's leo's bday\n\n### Assistant")  # L3 reads the question
 
 
 async def test_none_of_these_is_not_found_and_nothing_is_quoted(make_harness):
     model = role_model(planner=[plan("person_facts")], l3={"check_notebook": [{"query": "Leo shoe size"}],
                                                            "grep_memory": [{"query": "Leo shoe size"}]},
-                       choose=[pick(0)])
+                       judge=[pick(0)])
     out = await make_harness(model).ask("What is Leo's shoe size?", request_id="r2")
     assert out.answer == NOT_FOUND and out.sources == [] and out.attachment is None
 
 
-async def test_a_choice_that_fails_falls_back_to_the_best_ranked_line(make_harness):
+async def test_a_judgement_that_fails_falls_back_to_the_best_ranked_line(make_harness):
     def broken(info):
-        raise ValueError("not JSON")  # as a cut-off generation surfaces
+        raise ValueError("the runtime failed")
     model = role_model(planner=[plan("person_facts")], l3={"check_notebook": [{"query": "Leo birthday"}]},
-                       choose=broken)
+                       judge=broken)
     out = await make_harness(model).ask("When is Leo's birthday?", request_id="r3")
     assert out.answer == "Leo Marsh (brother): Birthday 3 May 1990." and out.exit_kind == "complete"
 
 
 async def test_a_located_file_is_attached_and_named(make_harness):
     model = role_model(planner=[plan("find_document")],
-                       l3={"find_file": [{"query": "curriculum vitae", "devices": []}]}, choose=pick_holding("Email"))
+                       l3={"find_file": [{"query": "curriculum vitae", "devices": []}]}, judge=pick_holding("Email"))
     out = await make_harness(model).ask("What email is on my resume?", request_id="r4")
     assert out.answer == "resume.txt on laptop: Email clara.brennan@example.org."
     assert out.attachment == {"device": "laptop", "path": out.attachment["path"], "name": "resume.txt"}
     assert out.sources[0]["store"] == "files" and out.sources[0]["device"] == "laptop"
     nothing = role_model(planner=[plan("find_document")],
-                         l3={"find_file": [{"query": "curriculum vitae", "devices": []}]}, choose=[pick(0)])
+                         l3={"find_file": [{"query": "curriculum vitae", "devices": []}]}, judge=[pick(0)])
     found = await make_harness(nothing).ask("find my resume", request_id="r5")
     assert found.answer == "Found resume.txt on laptop." and found.attachment["name"] == "resume.txt"
     assert RESUME_TEXT not in found.answer
@@ -180,7 +200,7 @@ async def test_a_question_needing_no_data_gets_the_models_own_words(make_harness
 
 
 async def test_no_data_planned_but_the_question_words_find_it(make_harness):
-    model = role_model(planner=[plan("none")], choose=pick_holding("3 May"))
+    model = role_model(planner=[plan("none")], judge=pick_holding("3 May"))
     out = await make_harness(model, by_question=True).ask("leo birthday", request_id="r7")
     assert out.answer == "Leo Marsh (brother): Birthday 3 May 1990."
     assert "reply" not in [c.role for c in model.calls]

@@ -117,5 +117,5 @@ async def test_a_skill_done_after_its_tool_ends_l2_without_another_generation(tm
     settings = load_settings(None, {"data_dir": str(tmp_path / "data")}, environ={})
     async with build_assistant(settings, model=model, now="2026-11-02T09:00:00") as assistant:
         out = await assistant.ask("What's the date today?", request_id="d1")
-    assert [c.role for c in model.calls] == ["planner", "l2"]  # no step after current_date, no synthesis
-    assert out.exit_kind == "complete" and "2026-11-02" in out.answer and out.sources == ["date"]
+    assert [c.role for c in model.calls] == ["planner"]  # the step is determined, nothing after current_date
+    assert out.exit_kind == "complete" and "2026-11-02" in out.answer and out.sources[0]["store"] == "date"

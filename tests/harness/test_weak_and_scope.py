@@ -1,8 +1,9 @@
-"""A weak find_file result reaches L2 as `weak`, shows on a pill and attaches nothing; device scope
-comes from L3's reading of an explicit request, never from a device name used in passing."""
+"""A weak find_file result reaches L2 as `weak` and attaches nothing; device scope comes from L3's
+reading of an explicit request, never from a device name used in passing."""
 from __future__ import annotations
 
-from harness_kit import answer, call, plan, role_model
+from harness_kit import answer, call, pick, plan, role_model
+from edge_agent.harness.reply import NOT_FOUND
 from edge_agent.tools.registry import build_tools
 
 
@@ -19,8 +20,8 @@ def _spy(tools, seen):
 
 async def _ask(make_harness, question, l3_devices, seen, request_id):
     tools = _spy(build_tools(enforce_guards=False), seen)
-    model = role_model(planner=[plan("find_document"), plan("none")], l2=[call("find_file", "the resume"), answer("ok")],
-                       l3={"find_file": lambda i: {"query": "resume", "devices": l3_devices}}, synth="ok")
+    model = role_model(planner=[plan("find_document")], l3={"find_file": lambda i: {"query": "resume",
+                                                                                    "devices": l3_devices}})
     return await make_harness(model, tools=tools).ask(question, request_id=request_id)
 
 
@@ -39,11 +40,11 @@ async def test_an_explicit_request_scopes_and_an_invented_one_does_not(make_harn
 
 
 async def test_a_weak_file_result_is_reported_weak_and_attaches_nothing(make_harness):
-    model = role_model(planner=[plan("find_document"), plan("none")],
+    model = role_model(planner=[plan("find_document")],
                        l2=[call("find_file", "resume zeppelin blimp"), answer("Here is your resume.")],
-                       l3={"find_file": [{"query": "resume zeppelin blimp"}]}, synth="Here it is.")
-    out = await make_harness(model).ask("Find the zeppelin blimp resume", request_id="w1")
+                       l3={"find_file": [{"query": "resume zeppelin blimp"}]}, judge=[pick(0)])
+    out = await make_harness(model, constrain_l2=False).ask("Find the zeppelin blimp resume", request_id="w1")
     l2_after = [c.prompt for c in model.calls if c.role == "l2"][1]
     assert "Weak match only" in l2_after and "Nothing attached" in l2_after
-    assert out.pills == ["Files", "Files: weak match"]
-    assert out.attachment is None and "files" not in out.sources
+    assert out.pills == ["Files"]
+    assert out.attachment is None and out.sources == [] and out.answer == NOT_FOUND

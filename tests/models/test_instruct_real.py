@@ -85,7 +85,7 @@ def test_ask_local_answers_through_the_template(tmp_path, templated_path, monkey
         assert row["prompt"].endswith("<|im_end|>\n<|im_start|>assistant\n"), row["role"]
         assert "### " not in row["prompt"].split("\n", 1)[0]  # not the plain fallback
         assert "<|im_end|>" not in (row.get("output") or "")  # outputs end before the marker
-    free_text = [r for r in rows if r["role"] == "synth"]
+    free_text = [r for r in rows if r["role"] == "reply"]
     for r in free_text:
         assert r["usage"]["generated_tokens"] < 200  # stopped by the marker, not the length cap
 

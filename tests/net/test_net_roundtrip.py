@@ -32,7 +32,7 @@ async def test_round_trip_with_scripted_model(settings_for, start_agent):
     answer = events[-1]
     assert answer.type == "answer" and answer.exit_kind == "complete"
     # The answer was selected from the date tool's side channel by the real harness.
-    assert answer.sources == ["date"] and answer.text.startswith("Today is")
+    assert [s.store for s in answer.sources] == ["date"] and answer.text.startswith("Today is")
     assert answer.usage["roles"]["planner"]["calls"] == 1
 
 

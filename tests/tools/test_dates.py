@@ -5,10 +5,15 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
-from edge_agent.harness.answer import date_answer
+from edge_agent.harness.reply import date_reply
 from edge_agent.paths import WORLD_DIR
 from edge_agent.tools.clock import device_zone, fixed_clock
 from edge_agent.tools.dates import TABLE, Span, describe, resolve, resolve_all
+
+
+def date_answer(payload, question):
+    return date_reply(payload, question).text
+
 
 LONDON = ZoneInfo("Europe/London")
 WORLD = tomllib.loads((WORLD_DIR / "world.toml").read_text(encoding="utf-8"))

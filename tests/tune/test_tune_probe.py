@@ -86,6 +86,8 @@ async def test_the_whole_harness_probe_scores_every_question_like_eval(tmp_path)
     def fn(info):
         if info.role == "planner":
             return _always("none")(info)
+        if info.role == "judge":
+            return {"lines": [0]}
         return "I don't know." if info.schema is None else {"answer": "I don't know."}
 
     settings = load_settings(None, {"data_dir": str(tmp_path / "mine")}, environ={})

@@ -122,3 +122,30 @@ def test_generating_opens_nothing_under_world(tmp_path, monkeypatch):
     monkeypatch.setattr(io, "open", guarded(real_io_open))
     pairs = generate(2, 11, tmp_path / "run")
     assert len(pairs) == 2 and all(qs for _, qs in pairs)
+
+
+def test_the_shipped_training_set_holds_nothing_of_the_eval_world():
+    """The text of the examples the shipped adapter was trained on (beside it, in its card): no name,
+    no value and no question of the eval world."""
+    import gzip
+
+    from edge_agent.llm.adapter import ADAPTERS_DIR, BUNDLED_ADAPTER, TRAINING_SET, read_card
+    from edge_agent.llm.bundled import sha256_file
+
+    card = read_card(ADAPTERS_DIR / BUNDLED_ADAPTER)
+    shipped = ADAPTERS_DIR / TRAINING_SET
+    assert card["training_set"]["sha256"] == sha256_file(shipped)  # the set this adapter was trained on
+    with gzip.open(shipped, "rt", encoding="utf-8") as fh:
+        rows = [json.loads(line) for line in fh if line.strip()]
+    assert len(rows) == card["data"]["examples"]
+    text = "\n".join(r["prompt"] + "\n" + r["target"] for r in rows)
+    names = world_names(WORLD_DIR)
+    pattern = re.compile(r"\b(" + "|".join(sorted(map(re.escape, names))) + r")\b", re.IGNORECASE)
+    assert {m.group(0) for m in pattern.finditer(text)} == set()
+    assert {v for v in world_values(WORLD_DIR) if v in text} == set()
+    evals = [content_words(json.loads(line)["question"])
+             for line in (WORLD_DIR / "questions.jsonl").read_text(encoding="utf-8").splitlines() if line.strip()]
+    asked = {r["prompt"].rsplit("### User\n", 1)[1].split("\n")[0] for r in rows if r["role"] == "planner"}
+    long = [content_words(q) for q in asked if len(content_words(q)) > SHORT_WORDS]
+    assert max(jaccard(q, e) for q in long for e in evals) < MAX_OVERLAP
+    assert not {content_words(q) for q in asked if len(content_words(q)) <= SHORT_WORDS} & set(evals)

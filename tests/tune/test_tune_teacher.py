@@ -42,18 +42,20 @@ def examples(tokenizer, tmp_path_factory):
 
 def test_every_role_is_taught(examples):
     roles = {e.role for e in examples}
-    assert {"planner", "l2", "synth"} <= roles
+    assert {"planner", "judge", "reply"} <= roles and "l2" not in roles  # L2's steps are determined
     assert {r for r in roles if r.startswith("l3.")} >= {"l3.check_notebook", "l3.find_file", "l3.grep_memory",
-                                                       "l3.queryCalendar", "l3.remember"}
+                                                       "l3.remember"}
     kinds = {kind(e) for e in examples}
-    assert kinds == {"planner", "l2.call", "l2.answer", "l3", "l3.remember", "synth"}
+    assert kinds == {"planner", "judge", "l3", "l3.remember", "reply"}
     plans = [json.loads(e.target)["skill"] for e in examples if e.role == "planner"]
-    assert "none" in plans  # small talk and replans
+    assert "none" in plans  # small talk
+    picks = [json.loads(e.target)["lines"] for e in examples if e.role == "judge"]
+    assert [0] in picks and any(p != [0] for p in picks) and any(len(p) == 2 for p in picks)
 
 
 def test_targets_are_written_as_the_runtime_decodes_them(examples):
     for e in examples:
-        if e.role == "synth":
+        if e.role == "reply":
             assert e.target and not e.target.startswith("{")
             continue
         value = json.loads(e.target)
@@ -64,8 +66,12 @@ def test_prompts_are_the_harness_prompts_with_the_real_tokenizer(examples, token
     for e in examples:
         assert e.prompt.startswith("### Instructions\n") and e.prompt.endswith("### Assistant\n"), e.role
         assert tokenizer.count_tokens(e.prompt) < tokenizer.n_ctx
-    l2_answers = [e for e in examples if kind(e) == "l2.answer" and "### Tool result" in e.prompt]
-    assert l2_answers, "L2's answer steps read the tool results"
+    chooses = [e for e in examples if e.role == "judge"]
+    assert chooses and all("Lines:\n1. " in e.prompt and "\n\nQuestion: " in e.prompt for e in chooses)
+    l3 = [e for e in examples if e.role.startswith("l3.") and e.role != "l3.remember"]
+    questions = {e.prompt.rsplit("### User\n", 1)[1].split("\n")[0] for e in examples if e.role == "planner"}
+    firsts = [e.prompt.rsplit("### User\n", 1)[1].split("\n")[0] for e in l3]
+    assert firsts and all(any(q.startswith(f) for q in questions) for f in firsts)  # L3 reads the question
 
 
 def test_menus_vary_names_order_and_invented_skills(tmp_path):

@@ -305,7 +305,7 @@ def test_a_second_phone_cannot_confirm_the_first_phones_action(rig):
     assert [body for _, body in rig.notes()] == ["the alarm code is 2580."]
 
 
-def test_an_answer_with_a_file_shows_its_name_place_and_excerpt(rig):
+def test_an_answer_with_a_file_shows_its_name_place_excerpt_and_folded_sources(rig):
     """Rendering only: an answer event as the agent sends it for a found file, fed to the page's
     own message handler (the scripted route never finds files)."""
     rig.start_agent_online(0)
@@ -313,8 +313,9 @@ def test_an_answer_with_a_file_shows_its_name_place_and_excerpt(rig):
     entry = _ask(page, QUESTION)
     entry.locator(".answer").wait_for(timeout=TIMEOUT_MS)
     rid = entry.get_attribute("data-rid")
-    event = {"request_id": rid, "seq": 99, "type": "answer", "text": "Found cv.pdf on laptop.",
-             "exit_kind": "complete", "sources": ["files"], "usage": {},
+    event = {"request_id": rid, "seq": 99, "type": "answer", "text": "cv.pdf on laptop: jo@example.org",
+             "exit_kind": "complete", "usage": {},
+             "sources": [{"store": "files", "title": "cv.pdf", "device": "laptop", "text": ["<i>jo@example.org</i>"]}],
              "attachment": {"device": "laptop", "path": "/home/me/cv.pdf", "name": "cv.pdf",
                             "excerpt": "<b>jo@example.org</b>"}}
     page.evaluate("(ev) => onMessage('edge/v1/reply/phone/x', new TextEncoder().encode(JSON.stringify(ev)))", event)
@@ -322,6 +323,12 @@ def test_an_answer_with_a_file_shows_its_name_place_and_excerpt(rig):
     assert entry.locator(".file-where").inner_text() == "laptop: /home/me/cv.pdf"
     assert entry.locator(".excerpt").inner_text() == "<b>jo@example.org</b>"  # shown as text, never as HTML
     assert entry.locator(".excerpt b").count() == 0
+    sources = entry.locator("details.sources")
+    assert sources.get_attribute("open") is None  # folded: the answer comes first
+    assert sources.locator("summary").inner_text() == "Source"
+    sources.locator("summary").click()
+    assert sources.locator(".source-where").inner_text() == "files · cv.pdf · laptop"
+    assert sources.locator(".source-text").inner_text() == "<i>jo@example.org</i>" and sources.locator("i").count() == 0
 
 
 def test_a_waiting_question_shows_its_queue_position(rig):
