@@ -22,7 +22,7 @@ from edge_agent.config import Settings
 from edge_agent.net.bridge import MqttBridge
 from edge_agent.net.events import Error, dump
 from edge_agent.net.intake import Rejected, read_request
-from edge_agent.net.mqtt_types import ConnectOptions, Message, MqttError
+from edge_agent.net.mqtt_types import ConnectOptions, Message, MqttError, private_client_id
 from edge_agent.net.presence import StatusPublisher, offline_will
 from edge_agent.net.remote_files import answer_file_search
 from edge_agent.net.tasks import cancel_and_wait
@@ -51,7 +51,8 @@ class FilePeer:
         self.roots = roots
         self.topics = Topics(settings.mqtt.prefix)
         m = settings.mqtt
-        opts = ConnectOptions(m.host, m.port, f"edge-agent-files-{device}", m.username, m.password, m.tls_ca,
+        opts = ConnectOptions(m.host, m.port, private_client_id(f"edge-agent-files-{device}", m.password),
+                              m.username, m.password, m.tls_ca,
                               m.keepalive_s, clean_start=True, session_expiry_s=0,
                               will=offline_will(self.topics, device, "files"))
         self.bridge = MqttBridge(opts, on_connect=self._on_connect)

@@ -1,6 +1,9 @@
 """Value types of the MQTT bridge: connection options, the Last Will, a received message."""
 from __future__ import annotations
 
+import hashlib
+import hmac
+
 import asyncio
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -114,3 +117,14 @@ def publish_properties(response_topic: str | None = None, correlation: bytes | N
     if expiry_s is not None:
         props.MessageExpiryInterval = max(1, int(expiry_s))
     return props
+
+
+def private_client_id(base: str, password: str | None) -> str:
+    """`base` plus a tag only the holder of `password` can compute: a long-lived connection's
+    client id (the agent's persistent session, a file peer) that another paired member cannot
+    take over. Mosquitto lets any authenticated user claim any client id and drops the connection
+    that held it; a client id nobody else can name cannot be claimed."""
+    if not password:
+        return base
+    tag = hmac.new(password.encode("utf-8"), b"edge-agent client id:" + base.encode("utf-8"), hashlib.sha256)
+    return f"{base}-{tag.hexdigest()[:16]}"

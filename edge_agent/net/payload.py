@@ -64,5 +64,7 @@ def parse_json(payload: bytes, *, max_bytes: int, max_depth: int = MAX_JSON_DEPT
     except json.JSONDecodeError as err:
         raise PayloadError("bad_request", f"payload is not JSON: {err.msg} at line {err.lineno} "
                                           f"column {err.colno}") from err
+    except ValueError as err:  # a number past Python's int-digits limit ("Exceeds the limit (4300 digits)")
+        raise PayloadError("bad_request", f"payload is not usable JSON: {err}") from err
     except RecursionError as err:  # cannot happen below max_depth; kept so it never escapes
         raise PayloadError("bad_request", "payload nests too deeply") from err

@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import sqlite3
 from typing import Any
 
 import aiosqlite
@@ -47,20 +48,41 @@ class ReplySender:
         self.bridge = bridge
         self.conn = conn
         self._tasks: set[asyncio.Task] = set()
+        self._seqs: dict[tuple[str, str], int] = {}  # the last seq taken a request: numbering goes on
+        # when the request log cannot be written
+
+    async def _seq(self, row_key: tuple[str, str]) -> int:
+        """The next seq from the request log; from memory when it cannot be written (full disk)."""
+        try:
+            seq = await rlog.take_seq(self.conn, *row_key)
+        except sqlite3.Error as err:
+            seq = self._seqs.get(row_key, 0) + 1
+            log.error("request %s/%s: event number not stored (%s); numbering on from %d", *row_key, err, seq)
+        self._seqs[row_key] = seq
+        return seq
 
     async def send(self, row_key: tuple[str, str], route: Route, make_event, seq: int | None = None) -> None:
         """Publish one non-final event; `make_event(seq)` builds it (seq None = reserve one now)."""
         if seq is None:
-            seq = await rlog.take_seq(self.conn, *row_key)
+            seq = await self._seq(row_key)
         self.bridge.publish(route.topic, dump(make_event(seq)), qos=1, correlation=route.correlation)
 
     async def finish(self, row_key: tuple[str, str], route: Route, make_event, seq: int | None = None,
                      action_id: str | None = None) -> bytes | None:
-        """Store the final event (with the action it offers), then publish it; None if already done."""
+        """Store the final event (with the action it offers), then publish it; None if already done.
+        When it cannot be stored (a full disk, a locked database) it is published all the same: an
+        answer the asker gets once is better than one kept for a re-send nobody receives."""
         if seq is None:
-            seq = await rlog.take_seq(self.conn, *row_key)
+            seq = await self._seq(row_key)
+        self._seqs.pop(row_key, None)
         payload = dump(make_event(seq))
-        if not await rlog.finish_request(self.conn, *row_key, payload, action_id):
+        try:
+            stored = await rlog.finish_request(self.conn, *row_key, payload, action_id)
+        except sqlite3.Error as err:
+            log.error("request %s/%s: final event not stored (%s); sent without a stored copy", *row_key, err)
+            self.bridge.publish(route.topic, payload, qos=1, correlation=route.correlation)
+            return payload
+        if not stored:
             log.warning("request %s/%s was already answered; keeping the first answer", *row_key)
             return None
         self.publish_final(row_key, route, payload)

@@ -14,6 +14,7 @@ from __future__ import annotations
 import asyncio
 import itertools
 import logging
+import sqlite3
 import time
 from dataclasses import dataclass
 from typing import Callable
@@ -28,7 +29,7 @@ from edge_agent.net.admission import Admission
 from edge_agent.net.events import AckRequest, Accepted, AskRequest, Error, Pill, Queued
 from edge_agent.net.fairqueue import FairQueue
 from edge_agent.net.intake import REQUEST_MODELS, Incoming, Rejected, Route, read_request
-from edge_agent.net.mqtt_types import ConnectOptions, Message
+from edge_agent.net.mqtt_types import ConnectOptions, Message, private_client_id
 from edge_agent.net.payload import PayloadError, parse_json
 from edge_agent.net.presence import DeviceDirectory, StatusPublisher, offline_will
 from edge_agent.net.remote_files import RemoteFileSearch, answer_file_search
@@ -48,6 +49,13 @@ GUARD_SLACK_S = 10.0
 ACCEPTED_SEQ = 0  # the request log numbers a new request's events from 1
 MAX_ACK_BYTES = 512  # {"request_id": ...} needs far less
 RESEND_UNDELIVERED_S = 24 * 3600  # an answer nobody subscribed to is re-sent on reconnects this long
+STORAGE_RETRY_S = (0.5, 2.0)  # a request-log write that failed is tried again after each of these
+# (each try itself waits up to the busy timeout for another writer): then the asker hears why
+
+
+def storage_fault(err: sqlite3.Error) -> str:
+    """The error code an asker gets for a storage failure: disk_full | storage_unavailable."""
+    return "disk_full" if "full" in str(err).lower() else "storage_unavailable"
 
 
 @dataclass
@@ -67,9 +75,11 @@ class Job:
 
 
 def agent_connect_options(settings: Settings, topics: Topics) -> ConnectOptions:
-    """A persistent session keyed by the device, so questions sent while it restarts still arrive."""
+    """A persistent session keyed by the device (and a tag of its password: nobody else can claim
+    it), so questions sent while it restarts still arrive."""
     m = settings.mqtt
-    return ConnectOptions(m.host, m.port, f"edge-agent-{settings.device_id}", m.username, m.password,
+    return ConnectOptions(m.host, m.port, private_client_id(f"edge-agent-{settings.device_id}", m.password),
+                          m.username, m.password,
                           m.tls_ca, m.keepalive_s, clean_start=False, session_expiry_s=m.session_expiry_s,
                           will=offline_will(topics, settings.device_id, "agent"), receive_maximum=m.receive_maximum)
 
@@ -97,6 +107,8 @@ class AgentService:
         self.status = StatusPublisher(self.bridge, self.topics, self.device, "agent", self._snapshot,
                                       settings.ops.status_interval_s)
         self._low_memory = is_low_memory or (lambda: low_memory(settings.ops.min_available_mb))
+        self.storage_fault: str | None = None
+        """Why requests cannot be stored right now ("disk_full: ..."), or None: the status's health."""
         self._queue: FairQueue[Job] = FairQueue()
         self.admission = Admission(settings.mqtt, conn, self._queue)
         self._active: set[tuple[str, str]] = set()
@@ -110,6 +122,8 @@ class AgentService:
     def _snapshot(self) -> dict:
         """The status figures: the metrics, plus what the assistant says of itself (heads warming)."""
         snap = self.metrics.snapshot(queue_depth=self.queue_depth)
+        snap["health"] = "degraded" if self.storage_fault else "ok"
+        snap["health_reason"] = self.storage_fault
         extra = getattr(self.asker, "status", None)
         if callable(extra):
             snap.update(extra())
@@ -165,11 +179,24 @@ class AgentService:
         async for msg in self.bridge.messages():
             try:
                 await self._handle(msg)
-            except Exception:
+            except Exception as err:
                 # Our bug or the database: the message is acked (a redelivery would fail the
-                # same way) and the service goes on.
+                # same way), the asker is told, and the service goes on.
                 log.exception("handling a message on %s failed", msg.topic)
                 self.bridge.ack(msg)
+                code = storage_fault(err) if isinstance(err, sqlite3.Error) else "internal"
+                self._tell_failed(msg, code, f"the assistant could not take this request ({code}): {err}")
+
+    def _tell_failed(self, msg: Message, code: str, message: str) -> None:
+        """An error event to the asker of `msg`, when it is a request with a reply route."""
+        try:
+            got = read_request(msg, self.topics, self.device, self.settings.mqtt.max_payload_bytes)
+        except Exception:  # nothing readable to answer
+            return
+        if isinstance(got, Rejected) or got.route is None:
+            return
+        err = Error(request_id=got.request_id, seq=0, code=code, message=message)
+        self.bridge.publish(got.route.topic, err.model_dump_json(), qos=1, correlation=got.route.correlation)
 
     async def _handle(self, msg: Message) -> None:
         if self.remote.on_reply(msg) or self.directory.on_status(msg):
@@ -221,11 +248,42 @@ class AgentService:
                         retry_after_s=got.retry_after_s)
             self.bridge.publish(got.route.topic, err.model_dump_json(), qos=1, correlation=got.route.correlation)
 
+    async def _record(self, got: Incoming) -> tuple | None:
+        """The request written to the request log, tried again after STORAGE_RETRY_S; None when
+        storage keeps failing: then status says degraded and the asker gets the reason."""
+        for delay in (*STORAGE_RETRY_S, None):
+            try:
+                recorded = await rlog.record_request(
+                    self.conn, sender=got.topic.sender, request_id=got.request_id, kind=got.topic.kind,
+                    payload=got.request.model_dump_json(), response_topic=got.route.topic,
+                    correlation=got.route.correlation)
+            except sqlite3.Error as err:
+                code = storage_fault(err)
+                if delay is not None:
+                    log.warning("request log write failed (%s), trying again in %.1f s", err, delay)
+                    await asyncio.sleep(delay)
+                    continue
+                self._set_fault(f"{code}: {err}")
+                self._reject(Rejected(code, f"The assistant cannot store requests right now ({err}); "
+                                            f"nothing was done. Try again later.", got.route,
+                                      request_id=got.request_id, sender=got.topic.sender))
+                return None
+            self._set_fault(None)
+            return recorded
+        return None
+
+    def _set_fault(self, fault: str | None) -> None:
+        if fault != self.storage_fault:
+            self.storage_fault = fault
+            self.status.publish_soon()
+
     async def _accept(self, msg: Message, got: Incoming) -> None:
         sender, rid, kind = got.topic.sender, got.request_id, got.topic.kind
-        row, created = await rlog.record_request(
-            self.conn, sender=sender, request_id=rid, kind=kind, payload=got.request.model_dump_json(),
-            response_topic=got.route.topic, correlation=got.route.correlation)
+        recorded = await self._record(got)
+        if recorded is None:
+            self.bridge.ack(msg)  # answered with the reason: a redelivery would only repeat it
+            return
+        row, created = recorded
         self.bridge.ack(msg)  # only now: a crash before this line makes the broker redeliver
         key = (sender, rid)
         if not created:

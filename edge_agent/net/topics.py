@@ -13,8 +13,9 @@ from dataclasses import dataclass
 from typing import Literal
 
 REPLY = "reply"
-RESERVED_NAMES = frozenset({REPLY})
-"""Names that would make topics ambiguous."""
+RESERVED_NAMES = frozenset({REPLY, "ask", "confirm", "ack", "files", "search", "status", "pill", "event", "events"})
+"""Names that would make topics ambiguous: every word a topic level holds. A client named `ask`
+would match another's `P/+/ask/<name>` rule on `P/reply/ask/...` and read forged answers there."""
 MAX_TOPIC_CHARS = 256  # a response topic longer than this is refused
 
 RequestKind = Literal["ask", "confirm", "ack", "files"]

@@ -26,7 +26,7 @@ NESTED = b"[" * 4500 + b"]" * 4500  # 9 KB of [[[...]]]
 
 async def _raw(settings, name: str, client_id: str, **kw) -> MqttBridge:
     bridge = MqttBridge(ConnectOptions("127.0.0.1", settings.mqtt.port, client_id, name, f"{name}-secret",
-                                       clean_start=True, fail_fast=True, **kw))
+                                       **{"clean_start": True, "fail_fast": True, **kw}))
     return await bridge.start()
 
 
@@ -90,6 +90,13 @@ def test_nested_json_is_a_bad_request_not_a_recursion_error():
         parse_json(NESTED, max_bytes=16 * 1024)
     assert parse_json(b'{"a": [[{"b": "[[[[[[[[[[[[[[[[[[[[[[["}]]}', max_bytes=1024) == {
         "a": [[{"b": "[" * 23}]]}
+
+
+def test_a_five_thousand_digit_number_is_a_bad_request():
+    # Python refuses to turn more than 4,300 digits into an int with a plain ValueError.
+    with pytest.raises(PayloadError, match="digits") as err:
+        parse_json(b'{"question": "hi", "id": ' + b"9" * 5000 + b"}", max_bytes=16 * 1024)
+    assert err.value.code == "bad_request"
 
 
 async def test_nested_json_over_the_broker_gets_bad_request(settings_for, start_agent):
@@ -225,3 +232,91 @@ def test_a_nested_status_from_a_device_is_ignored_not_a_crash():
     directory = DeviceDirectory(T, "pi")
     assert directory.on_status(Message(T.status("laptop"), NESTED, 1, True, False, None, None, 1, 1))
     assert not directory.online("laptop")
+
+
+async def test_a_locked_database_is_waited_out_then_answered_with_the_reason(settings_for, start_agent, monkeypatch):
+    # Another writer holds edge-agent.db. A short hold is waited out and the question answered; a
+    # hold that outlasts every try gets an error event with the reason and a degraded status —
+    # never an acknowledged message and silence.
+    import sqlite3
+
+    from edge_agent.net import service as service_mod
+
+    monkeypatch.setattr(service_mod, "STORAGE_RETRY_S", (0.3,))
+    settings = settings_for("pi")
+    service = await start_agent(FakeAsker(), settings)
+    await service.conn.execute("PRAGMA busy_timeout=200")  # each try waits this long for the lock
+    holder = sqlite3.connect(settings.db_path, isolation_level=None)
+    try:
+        holder.execute("BEGIN IMMEDIATE")
+        async with AgentClient(settings_for("phone")) as phone:
+            asyncio.get_running_loop().call_later(0.3, holder.execute, "ROLLBACK")  # before the retry
+            assert (await collect(phone, "pi", "first question"))[-1].type == "answer"
+            holder.execute("BEGIN IMMEDIATE")  # now held past every try
+            events = await collect(phone, "pi", "second question")
+            assert events[-1].type == "error" and events[-1].code == "storage_unavailable", events
+            assert "locked" in events[-1].message
+            assert service._snapshot()["health"] == "degraded"
+            holder.execute("ROLLBACK")
+            assert (await collect(phone, "pi", "third question"))[-1].type == "answer"
+            assert service._snapshot()["health"] == "ok"
+    finally:
+        holder.close()
+
+
+async def test_a_paired_client_cannot_take_over_the_agents_client_id(settings_for, start_agent, caplog):
+    # eve logs in with her own password but the agent's plain id, again and again: the agent's real
+    # id carries a tag of its own password, so nobody is disconnected and questions keep arriving.
+    import logging
+
+    caplog.set_level(logging.WARNING, logger="edge_agent.net.bridge")
+    settings = settings_for("pi")
+    service = await start_agent(FakeAsker(), settings)
+    assert service.bridge.opts.client_id.startswith("edge-agent-pi-") and len(service.bridge.opts.client_id) > 20
+    async with AgentClient(settings_for("phone")) as phone:
+        for round_ in range(5):
+            for stolen in ("edge-agent-pi", "edge-agent-files-pi"):
+                eve = await _raw(settings, "alice", stolen)
+                await asyncio.sleep(0.05)
+                await eve.close()
+            assert service.bridge.connected
+            assert (await collect(phone, "pi", f"question {round_}"))[-1].type == "answer"
+    assert not [r for r in caplog.records if "connection lost" in r.getMessage()]
+
+
+async def test_a_question_queued_while_the_agent_is_away_is_not_taken_by_another_client(
+        settings_for, start_agent):
+    # The agent's persistent session holds questions sent while it is stopped; alice resuming a
+    # session under the agent's plain id gets a session of her own, not the agent's.
+    settings = settings_for("pi")
+    service = await start_agent(FakeAsker(), settings)
+    service.stop()
+    await asyncio.sleep(1.0)
+    async with AgentClient(settings_for("phone")) as phone:
+        rid = "queued-while-away"
+        await phone.send("pi", "ask", AskRequest(request_id=rid, question="still there?"), expiry_s=60)
+        thief = await _raw(settings, "alice", "edge-agent-pi", clean_start=False, session_expiry_s=600)
+        await asyncio.sleep(0.5)
+        await thief.close()
+        await start_agent(FakeAsker(), settings)
+        events = [e async for e in phone.events(rid, 20)]
+    assert events[-1].type == "answer" and events[-1].request_id == rid
+
+
+async def test_a_full_disk_is_said_never_silence(settings_for, start_agent, monkeypatch):
+    # SQLite's max_page_count makes every write past the file's present size fail exactly as a full
+    # disk does ("database or disk is full"). Every question still gets a final event.
+    from edge_agent.net import service as service_mod
+
+    monkeypatch.setattr(service_mod, "STORAGE_RETRY_S", (0.1,))
+    settings = settings_for("pi")
+    service = await start_agent(FakeAsker(), settings)
+    pages = (await (await service.conn.execute("PRAGMA page_count")).fetchone())[0]
+    await service.conn.execute(f"PRAGMA max_page_count={pages}")
+    finals = []
+    async with AgentClient(settings_for("phone")) as phone:
+        for i in range(12):
+            finals.append((await collect(phone, "pi", f"question {i} " + "x" * 1900, timeout_s=20))[-1])
+    codes = [getattr(f, "code", f.type) for f in finals]
+    assert len(finals) == 12 and "disk_full" in codes, codes
+    assert service._snapshot()["health"] == "degraded" and "disk_full" in service._snapshot()["health_reason"]

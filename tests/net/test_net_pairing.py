@@ -77,7 +77,8 @@ def test_add_and_remove_keep_password_file_acl_and_registry_in_step(tmp_path):
         remove_member(paths, "phone", prefix=PREFIX)
 
 
-@pytest.mark.parametrize("name", ["", "Phone", "-x", "a/b", "x" * 33, "reply", "a+b"])
+@pytest.mark.parametrize("name", ["", "Phone", "-x", "a/b", "x" * 33, "a+b", "reply", "ask", "confirm", "ack",
+                                  "files", "search", "status", "pill", "event", "events"])
 def test_bad_names_are_refused(tmp_path, name):
     with pytest.raises(PairingError):
         add_member(PairingPaths(tmp_path), name, "client", prefix=PREFIX, host="h", port=1)
