@@ -2,6 +2,8 @@
 from __future__ import annotations
 
 import logging
+import os
+import stat
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -50,7 +52,13 @@ def kind_of(path: Path) -> str:
 
 
 def _read_text(path: Path) -> str:
-    with path.open("rb") as fh:
+    # Opened without blocking and checked on the open descriptor: a named pipe called pipe.txt
+    # would otherwise wait for a writer forever (and a swap after the walk's check is caught too).
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        os.close(fd)
+        raise ExtractionError("not a regular file")
+    with os.fdopen(fd, "rb") as fh:
         raw = fh.read(MAX_TEXT_BYTES)
     try:
         return raw.decode("utf-8")

@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
+import stat
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
@@ -146,8 +147,18 @@ def _walk(root: Path, rejects: list[str]) -> list[Path]:
             if not inside(path, root):
                 rejects.append(f"{path}: refused, it resolves outside the indexed folders")
                 continue
+            if not _regular(path):  # a named pipe, socket or device: reading it can block forever
+                rejects.append(f"{path}: not a regular file, skipped")
+                continue
             found.append(path)
     return found
+
+
+def _regular(path: Path) -> bool:
+    try:
+        return stat.S_ISREG(os.stat(path).st_mode)
+    except OSError:
+        return False
 
 
 async def _upsert(conn: aiosqlite.Connection, device: str, root: Path, path: Path, stat: os.stat_result,
@@ -204,7 +215,8 @@ async def index_paths(conn: aiosqlite.Connection, device: str, roots: list[Path]
 
 
 class OutsideRoots(OSError):
-    """A path that resolves outside the folders being indexed."""
+    """A path that must not be served: it resolves outside the folders being indexed, or it is
+    not a regular file."""
 
 
 def _read_changed(root: Path, path: Path, before: tuple[float, int] | None
@@ -213,13 +225,15 @@ def _read_changed(root: Path, path: Path, before: tuple[float, int] | None
     real = Path(os.path.realpath(path))
     if not inside(real, root):  # checked again here: the link may have changed since the walk
         raise OutsideRoots(f"{path} resolves outside {root}")
-    stat = real.stat()
-    if before == (stat.st_mtime, stat.st_size):
-        return stat, None, None
+    st = real.stat()
+    if not stat.S_ISREG(st.st_mode):  # swapped for a pipe or device since the walk
+        raise OutsideRoots(f"{path} is not a regular file")
+    if before == (st.st_mtime, st.st_size):
+        return st, None, None
     try:
-        return stat, extract(real), None
+        return st, extract(real), None
     except ExtractionError as err:
-        return stat, describe(path), f"{path}: {err}; indexed by name and metadata only"
+        return st, describe(path), f"{path}: {err}; indexed by name and metadata only"
 
 
 async def _index_one(conn: aiosqlite.Connection, report: IndexReport, known: dict, device: str, root: Path,

@@ -1,8 +1,10 @@
 """A file peer never leaves its roots: symlinks out of a root are refused at index and read time."""
+import asyncio
 import os
 
 import pytest
 
+from edge_agent.store.extract import ExtractionError, extract
 from edge_agent.store.files import index_paths, search_files
 
 SECRET = "root:x:0:0:planted secret zebracorn"
@@ -97,3 +99,18 @@ async def test_indexing_runs_off_the_event_loop(store, tmp_path, monkeypatch):
     report = await index_paths(store.conn, "pi", [root])
     assert report.indexed == 5 and len(threads) == 6
     assert loop_thread not in threads
+
+
+async def test_a_named_pipe_is_skipped_not_waited_on(store, layout):
+    # A FIFO called pipe.txt: opening it for reading waits for a writer that never comes.
+    _, root, _ = layout
+    os.mkfifo(root / "pipe.txt")
+    report = await asyncio.wait_for(index_paths(store.conn, "pi", [root]), timeout=20)
+    assert any("pipe.txt" in r and "not a regular file" in r for r in report.rejects)
+    assert {h["name"] for h in await search_files(store.conn, "shopping list")} == {"notes.txt"}
+
+
+def test_reading_a_pipe_as_text_refuses_at_once(tmp_path):
+    os.mkfifo(tmp_path / "pipe.txt")
+    with pytest.raises(ExtractionError, match="not a regular file"):
+        extract(tmp_path / "pipe.txt")
