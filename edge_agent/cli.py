@@ -68,8 +68,13 @@ def main(argv: list[str] | None = None) -> int:
     except ConfigError as err:
         print(f"edge-agent: config error: {err}", file=sys.stderr)
         return 2
+    from edge_agent.store.db import DatabaseDamaged
+
     try:
         return int(args.func(args, settings) or 0)
+    except DatabaseDamaged as err:  # every command that opens the database: one line, not a traceback
+        print(f"edge-agent: cannot open the database: {err}", file=sys.stderr)
+        return 1
     except KeyboardInterrupt:
         return 130
     except BrokenPipeError:  # output piped into `head` and closed early: not an error

@@ -22,7 +22,8 @@ def register(sub, parents) -> None:
 
 def run(args, settings) -> int:
     from edge_agent.llm.base import ModelError
-    from edge_agent.net.runtime import serve
+    from edge_agent.net.runtime import StartRefused, serve
+    from edge_agent.store.db import DatabaseDamaged
     from edge_agent.ops.logging import setup_logging
 
     json_lines = (args.log_format or ("text" if sys.stdout.isatty() else "json")) == "json"
@@ -31,7 +32,8 @@ def run(args, settings) -> int:
                   log_text=settings.ops.log_text)
     try:
         return serve(settings, scripted_delay_ms=args.scripted_delay_ms, exec_journal=args.exec_journal)
-    except ModelError as err:
-        log.error("cannot load the model: %s", err)
-        print(f"edge-agent serve: cannot load the model: {err}", file=sys.stderr)
+    except (ModelError, StartRefused, DatabaseDamaged) as err:  # one clear line, a non-zero exit
+        what = "cannot open the database" if isinstance(err, DatabaseDamaged) else "cannot start"
+        log.error("%s: %s", what, err)
+        print(f"edge-agent serve: {what}: {err}", file=sys.stderr)
         return 1

@@ -42,10 +42,18 @@ async def _systemd_status(service: AgentService) -> None:
                         f"p50 {snap['latency_p50_ms']} ms")
 
 
+class StartRefused(RuntimeError):
+    """A start-up check failed (doctor.start_failures); the message names each."""
+
+
 async def serve_async(settings: Settings, *, scripted_delay_ms: float | None = None,
                       exec_journal: Path | None = None) -> int:
     from edge_agent.app import build_assistant
+    from edge_agent.ops.doctor import start_failures
 
+    failed = await asyncio.to_thread(start_failures, settings, model=scripted_delay_ms is None)
+    if failed:
+        raise StartRefused("; ".join(f"{c.name}: {c.detail}" for c in failed))
     conn = await connect(settings.db_path)
     service = AgentService(settings, conn, paired_devices=paired_devices(settings))
     loop = asyncio.get_running_loop()

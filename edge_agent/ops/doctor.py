@@ -20,6 +20,7 @@ from edge_agent.llm.bundled import BUNDLED_FILE, bundled_model_path, sha256_file
 from edge_agent.ops import probes
 from edge_agent.ops.gguf import GGUFError, read_header
 from edge_agent.ops.sizing import MIB, SizingError, estimate, kv_cache_bytes
+from edge_agent.store import db
 
 log = logging.getLogger(__name__)
 
@@ -255,6 +256,16 @@ def check_data_dir(data_dir: Path) -> Check:
     return Check("data dir", "pass", f"{data_dir}: writable")
 
 
+def check_database(db_path: Path) -> Check:
+    """The database file as SQLite's quick_check finds it (a missing file is made on first start)."""
+    if not db_path.exists():
+        return Check("database", "pass", f"{db_path}: not created yet")
+    problem = db.damage(db_path)
+    if problem is not None:
+        return Check("database", "fail", f"{db_path}: {problem}; move it aside or restore a backup")
+    return Check("database", "pass", f"{db_path}: quick_check ok")
+
+
 def check_disk(data_dir: Path, min_free_mb: int = MIN_FREE_DISK_MB) -> Check:
     target = data_dir
     while not target.exists() and target != target.parent:
@@ -271,6 +282,35 @@ def check_clock(now: datetime | None = None) -> Check:
     if now.year < MIN_CLOCK_YEAR:
         return Check("clock", "fail", f"{detail}: before {MIN_CLOCK_YEAR}, not synchronised (NTP?)")
     return Check("clock", "pass", detail)
+
+
+def start_failures(settings: Settings, *, model: bool = True) -> list[Check]:
+    """What must stop `serve` before it starts: the model file's whole sha256 against its reference
+    (a flipped bit that kept size and mtime too; 0.3 s for the bundled 253 MB here), its merged
+    copy against its card, the database (SQLite's quick_check), and free disk."""
+    checks = [check_database(settings.db_path), check_disk(settings.data_dir)]
+    if model:
+        path = resolve_model_path(settings)
+        checks += [check_model(path), *check_merged_copies(settings.models_dir)]
+    return [c for c in checks if c.status == "fail"]
+
+
+def check_merged_copies(models_dir: Path) -> list[Check]:
+    """Every merged model in the models dir (the runtime may load any), hashed whole against its card."""
+    import json
+
+    from edge_agent.llm.merge import card_for
+
+    out = []
+    for merged in sorted(Path(models_dir).glob("merged-*.gguf")):
+        try:
+            card = json.loads(card_for(merged).read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            continue  # not a finished merge: the runtime makes it again
+        if sha256_file(merged) != card.get("sha256"):
+            out.append(Check("merged model", "fail", f"{merged}: sha256 does not match its card; delete it and it is "
+                                                     f"made again from the model and its adapter"))
+    return out
 
 
 def run_checks(settings: Settings, *, now: Callable[[], datetime] | None = None,
@@ -290,6 +330,7 @@ def run_checks(settings: Settings, *, now: Callable[[], datetime] | None = None,
         heads,
         check_broker(settings, broker_timeout_s),
         check_data_dir(settings.data_dir),
+        check_database(settings.db_path),
         check_disk(settings.data_dir),
         check_clock(now() if now else None),
     ]

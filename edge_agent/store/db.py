@@ -9,6 +9,7 @@ from __future__ import annotations
 import importlib
 import logging
 import pkgutil
+import sqlite3
 import time
 from pathlib import Path
 from typing import Awaitable, Callable
@@ -69,9 +70,31 @@ async def migrate(conn: aiosqlite.Connection) -> list[str]:
     return applied
 
 
+class DatabaseDamaged(RuntimeError):
+    """The database file is not a usable SQLite database; the message says what SQLite found."""
+
+
+def damage(path: Path) -> str | None:
+    """What is wrong with the database file (SQLite's `PRAGMA quick_check`), or None when it is
+    sound or does not exist yet. Read-only: checking never creates or changes the file."""
+    if not path.exists():
+        return None
+    try:
+        with sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=BUSY_TIMEOUT_MS / 1000) as db:
+            rows = [r[0] for r in db.execute("PRAGMA quick_check").fetchall()]
+    except sqlite3.DatabaseError as err:
+        return str(err)
+    return None if rows == ["ok"] else "; ".join(map(str, rows[:3]))
+
+
 async def connect(path: Path) -> aiosqlite.Connection:
-    """Open (creating) the database file with WAL, a busy timeout and all migrations applied."""
+    """Open (creating) the database file with WAL, a busy timeout and all migrations applied;
+    DatabaseDamaged, at once and with SQLite's own words, for a file that is no sound database."""
     path.parent.mkdir(parents=True, exist_ok=True)
+    problem = damage(path)
+    if problem is not None:
+        raise DatabaseDamaged(f"{path} is damaged ({problem}); move it aside to start with an empty one, "
+                              f"or restore a backup")
     conn = await aiosqlite.connect(str(path), isolation_level=None)
     conn.row_factory = aiosqlite.Row
     await conn.execute("PRAGMA journal_mode=WAL")
