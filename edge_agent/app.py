@@ -96,6 +96,7 @@ class Assistant:
             self.harness = Harness(self.model, toolbox, skills, limits, self._db, self.settings.harness.tracing,
                                    log_chats=self.settings.harness.log_chats,
                                    by_question=self.settings.harness.by_question)
+            await self.harness.recover_interrupted()
         except BaseException:
             await self.close()
             raise

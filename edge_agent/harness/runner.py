@@ -197,6 +197,27 @@ class Harness:
         except Exception as err:  # a full disk must not turn an answer into a failure
             log.warning("request %s: traces not stored: %s", turn.request_id, err)
 
+    async def recover_interrupted(self) -> dict[str, str]:
+        """At start: every action a crash left `running` ends done (its effect is in the store),
+        pending again (surely not: confirming runs it) or failed (cannot be told); never stuck."""
+        ended: dict[str, str] = {}
+        for row in await trace_store.interrupted(self.db):
+            tool = self.toolbox.tools.get(row.tool)
+            try:
+                done = await tool.completed(tool.parse_args(row.args), self.toolbox.ctx) if tool else None
+            except Exception as err:  # a check that fails tells nothing
+                log.warning("action %s: cannot tell whether it completed: %s", row.id, err)
+                done = None
+            if done is True:
+                await trace_store.finish_pending(self.db, row.id, True, "completed before a restart")
+            elif done is False:
+                await trace_store.reopen_pending(self.db, row.id)
+            else:
+                await trace_store.finish_pending(self.db, row.id, False, "interrupted by a restart; ask again")
+            ended[row.id] = {True: "done", False: "pending"}.get(done, "failed")  # type: ignore[arg-type]
+            log.warning("action %s was interrupted by a restart: now %s", row.id, ended[row.id])
+        return ended
+
     async def confirm(self, action_id: str, *, request_id: str) -> Outcome:
         """Run exactly the previewed action, once."""
         action_id = action_id.strip()

@@ -170,3 +170,8 @@ class Tool(abc.ABC, Generic[A]):
     @abc.abstractmethod
     async def run(self, args: A, ctx: ToolContext) -> ToolResult:
         """Do the work once; guards have already been applied."""
+
+    async def completed(self, args: A, ctx: ToolContext) -> bool | None:
+        """For an effect interrupted by a crash: whether its effect is in the store (True), surely
+        not (False: it may run again), or cannot be told (None). Read tools have no effect."""
+        return None

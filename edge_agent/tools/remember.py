@@ -35,3 +35,9 @@ class Remember(Tool[RememberArgs]):
             return ToolResult("Nothing to remember: the note is empty.", None, found=False)
         note = await ctx.store.notebook.add("fact", note_title(text), text, ctx.now().date().isoformat())
         return ToolResult(f'Added to the notebook: "{text}"', {"added": note.to_payload()})
+
+    async def completed(self, args: RememberArgs, ctx: ToolContext) -> bool:
+        """The note is in the notebook (a fact with this title and exactly this text)."""
+        text = " ".join(args.note.split())
+        note = await ctx.store.notebook.find("fact", note_title(text))
+        return note is not None and note.body == text
