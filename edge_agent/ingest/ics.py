@@ -103,11 +103,17 @@ def _rrule(component, zone_name: str, all_day: bool) -> str:
     if isinstance(rule, list):
         raise EventError("more than one RRULE")
     rule = vRecur(dict(rule))
-    if "UNTIL" in rule:  # stored in the same wall-clock terms as DTSTART (see recurrence.to_vevent)
+    if "UNTIL" in rule:
         until = rule["UNTIL"][0]
         if not all_day and not isinstance(until, datetime):
             until = datetime.combine(until, time(23, 59, 59))
-        rule["UNTIL"] = [_wall(until, zone_name, all_day)]
+        if zone_name and isinstance(until, datetime) and until.tzinfo is not None and not all_day:
+            # A zoned series' UNTIL is an instant (RFC 5545 writes it in UTC): kept as that instant.
+            # As local wall-clock time it was later read as UTC, and west of Greenwich the last
+            # occurrence fell after it.
+            rule["UNTIL"] = [until.astimezone(timezone.utc)]
+        else:  # a date, or a floating series: in the same wall-clock terms as DTSTART
+            rule["UNTIL"] = [_wall(until, zone_name, all_day)]
     return rule.to_ical().decode("ascii")
 
 

@@ -14,7 +14,7 @@ import functools
 import json
 import logging
 from dataclasses import dataclass
-from datetime import date, datetime, time, timedelta, tzinfo
+from datetime import date, datetime, time, timedelta, timezone, tzinfo
 from itertools import islice
 from zoneinfo import ZoneInfo
 
@@ -46,7 +46,7 @@ class EventRecord:
     tzid: str = ""
     """IANA zone of the wall-clock times; "" = floating (the device's zone)."""
     rrule: str = ""
-    """RRULE value with UNTIL already converted to naive wall-clock time; "" = not recurring."""
+    """RRULE value; its UNTIL the UTC instant of a zoned series, else wall-clock time; "" = not recurring."""
     rdates: tuple[datetime | date, ...] = ()
     """Extra instance starts (same zone and type as `start`)."""
     exdates: tuple[datetime | date, ...] = ()
@@ -139,8 +139,11 @@ def to_vevent(record: EventRecord, device_zone: tzinfo) -> Event:
     event.add("dtend", _aware(record.end, zone))
     if record.rrule:
         rule = vRecur.from_ical(record.rrule)
-        if "UNTIL" in rule and isinstance(rule["UNTIL"][0], datetime):  # stored as wall-clock time
-            rule["UNTIL"] = [_aware(rule["UNTIL"][0], zone)]
+        until = rule["UNTIL"][0] if "UNTIL" in rule else None
+        if isinstance(until, datetime) and until.tzinfo is None:  # wall-clock time in the event's zone
+            # written as the UTC instant RFC 5545 asks of a zoned rule: an UNTIL without a zone
+            # is read as UTC by the expansion, and west of Greenwich loses the last occurrence
+            rule["UNTIL"] = [_aware(until, zone).astimezone(timezone.utc)]
         event.add("rrule", rule)
     if record.rdates:
         event.add("rdate", [_aware(d, zone) for d in record.rdates])

@@ -149,3 +149,37 @@ async def test_a_bad_stored_rule_is_logged_and_hides_nothing_else(store, calenda
     assert "New York standup" not in [e.title for e in events]
     assert [e.title for e in events if e.title.startswith("Choir")] == ["Choir"]
     assert "nyc@test could not be expanded" in caplog.text
+
+
+ZONED_UNTIL = """BEGIN:VCALENDAR
+VERSION:2.0
+PRODID:-//test//EN
+BEGIN:VEVENT
+UID:{zone}@until
+SUMMARY:Evening class
+DTSTART;TZID={zone}:{start}
+DTEND;TZID={zone}:{end}
+RRULE:FREQ=WEEKLY;UNTIL={until}
+END:VEVENT
+END:VCALENDAR
+"""
+
+
+@pytest.mark.parametrize("zone,start,end,until,last", [
+    # West of Greenwich: 19:15 in Halifax is 23:15Z, as RFC 5545 wants a zoned rule's UNTIL written.
+    ("America/Halifax", "20261110T191500", "20261110T201500", "20261201T231500Z", "2026-12-01T19:15:00-04:00"),
+    # East of it: 19:15 in Paris is 18:15Z.
+    ("Europe/Paris", "20261110T191500", "20261110T201500", "20261201T181500Z", "2026-12-01T19:15:00+01:00"),
+    # Across a DST change: the series starts in summer time and ends in winter time.
+    ("America/Halifax", "20261020T191500", "20261020T201500", "20261110T231500Z", "2026-11-10T19:15:00-04:00"),
+])
+async def test_a_utc_until_keeps_the_last_occurrence_in_every_zone(store, tmp_path, zone, start, end, until, last):
+    path = tmp_path / "until.ics"
+    path.write_text(ZONED_UNTIL.format(zone=zone, start=start, end=end, until=until), encoding="utf-8")
+    report = await import_ics(store.calendar, path)
+    assert report.rejects == [] and report.added == 1
+    here = ZoneInfo(zone)
+    events = await store.calendar.between(date(2026, 10, 1), date(2026, 12, 31), here)
+    got = [e.start.astimezone(here).isoformat() for e in events if e.uid == f"{zone}@until"]
+    assert got[-1] == last, got
+    assert all(datetime.fromisoformat(g).hour == 19 for g in got)
