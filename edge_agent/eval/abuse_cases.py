@@ -78,10 +78,15 @@ class Rig:
                 await asyncio.wait_for(self._task, 30)
         await self._stack.aclose()
 
-    async def raw(self, name: str, **kw: Any) -> MqttBridge:
+    async def restart(self) -> None:
+        """The agent stopped and started again on the same data (what a crash and systemd do)."""
+        await self.close()
+        await self.start()
+
+    async def raw(self, name: str, client_id: str | None = None, **kw: Any) -> MqttBridge:
         """A bare MQTT connection as `name`: the attacker's own client, not ours."""
         s = self.settings_for(name)
-        bridge = MqttBridge(ConnectOptions(s.mqtt.host, s.mqtt.port, f"{name}-{secrets.token_hex(3)}", name,
+        bridge = MqttBridge(ConnectOptions(s.mqtt.host, s.mqtt.port, client_id or f"{name}-{secrets.token_hex(3)}", name,
                                            s.mqtt.password, clean_start=True, fail_fast=True, **kw))
         return await bridge.start()
 

@@ -4,7 +4,8 @@ Each case is one attempt by a paired party (or a flaky load) to do what it may n
 reply, forge file hits, confirm another's action, read a file through a symlink out of a file
 peer's roots, plant a "memory" through a question, crowd out other askers with 300 questions,
 crash intake with nested JSON, and overlap two generations by cancelling one under load (the
-real bundled model, in a child process, so a crash is observed rather than suffered). The agent
+real bundled model, in a child process, so a crash is observed rather than suffered); then the
+takeovers, storage faults and hostile files of abuse_faults. The agent
 runs in this process with the real harness on the scripted model (edge_agent.net.scripted),
 its own SQLite store and the generated ACL. Prints {"cases", "held", "failed", ...}.
 """
@@ -23,7 +24,8 @@ from pathlib import Path
 from typing import Awaitable, Callable
 
 from edge_agent.config import MqttSettings, Settings
-from edge_agent.eval.abuse_cases import CASES, Rig
+from edge_agent.eval.abuse_cases import CASES as FIRST_CASES, Rig
+from edge_agent.eval.abuse_faults import FAULT_CASES
 from edge_agent.net.broker import start_local_broker
 from edge_agent.net.pairing import PairingPaths, add_member, read_password
 from edge_agent.paths import PROJECT_ROOT
@@ -32,6 +34,7 @@ log = logging.getLogger(__name__)
 
 PREFIX = "edge/v1"
 MEMBERS = {"pi": "agent", "laptop": "device", "desk": "device", "me": "client", "eve": "client"}
+CASES = {**FIRST_CASES, **FAULT_CASES}
 CASE_TIMEOUT_S = 120.0  # one case that hangs is a failure, not a hung benchmark
 PROBE_TIMEOUT_S = 600.0  # the real-model cancellation probe (model load + three questions)
 

@@ -1,4 +1,4 @@
-"""`edge-agent bench abuse`: every case of issue 10 against a real broker and a running service."""
+"""`edge-agent bench abuse`: every case of issues 10 and 29 against a real broker and a running service."""
 from __future__ import annotations
 
 import json
@@ -8,7 +8,7 @@ import sys
 
 import pytest
 
-from edge_agent.eval.abuse_cases import CASES
+from edge_agent.eval.bench_abuse import CASES
 from edge_agent.eval.bench_abuse import probe_verdict
 
 MODEL_FREE = [name for name in CASES if name != "cancel_under_load"]
