@@ -214,9 +214,10 @@ async def planted_around_a_value(rig: Rig) -> tuple[bool, str]:
            "excerpt": text}
     channels = SideChannels()
     channels.add(ToolResult("f", {"hits": [hit], "best": hit, "unreachable": []}, channel="files"))
-    spans = [s.text for s in reply.item_spans(channels)]
-    leaked = [s for s in spans if "8812" in s or "11-22-33" in s]
-    return not leaked and spans == ["Quarterly statement, Northbank."], f"candidates {spans}"
+    spans = reply.item_spans(channels)
+    leaked = [s.text for s in spans if "8812" in s.text or "11-22-33" in s.text]
+    said = all(s.untrusted for s in spans)  # any line of it that answers is marked as from planted text
+    return not leaked and said, f"candidates {[s.text for s in spans]}; all marked untrusted: {said}"
 
 
 async def utc_until_west(rig: Rig) -> tuple[bool, str]:

@@ -30,7 +30,9 @@ class SideChannels:
     """Everything real tools found during one question (all attempts)."""
 
     files: list[dict[str, Any]] = field(default_factory=list)
-    """Located files: the best hit of each find_file run, exactly as returned (with its excerpt)."""
+    """Files found: every hit of each find_file run, best first, exactly as returned (with its
+    excerpt). A weak match is among them: the reply ranks it with the rest, and a file is only
+    attached when a line of it is chosen or the run located it."""
     notes: list[dict[str, Any]] = field(default_factory=list)
     """Notebook entries, de-duplicated by id, in the order found."""
     events: list[dict[str, Any]] = field(default_factory=list)
@@ -55,10 +57,13 @@ class SideChannels:
         if channel == "files" and isinstance(payload, dict):
             self.unreachable.extend(x for x in payload.get("unreachable") or [] if x not in self.unreachable)
             best = payload.get("best")
-            if isinstance(best, dict) and not any(_same_file(best, f) for f in self.files):
-                self.files.append(best)
-                return True
-            return False
+            hits = [best] if isinstance(best, dict) else []
+            hits += [h for h in payload.get("hits") or [] if isinstance(h, dict)]
+            before = len(self.files)
+            for hit in hits:
+                if not any(_same_file(hit, f) for f in self.files):
+                    self.files.append(hit)
+            return isinstance(best, dict) and len(self.files) > before
         if channel in ("notes", "events", "memory") and isinstance(payload, list):
             bucket: list[dict[str, Any]] = getattr(self, channel)
             before = len(bucket)

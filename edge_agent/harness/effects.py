@@ -20,14 +20,27 @@ KEEP_SHARE = 0.5  # a crafted text must keep at least this share of the asker's 
 NUMBER_RE = re.compile(r"\d+")
 EMAIL_RE = re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+")
 QUOTED_RE = re.compile(r"['\"\u2018\u201c]([^'\"\u2019\u201d]{2,60})['\"\u2019\u201d](?!\w)")
-REQUEST_RE = re.compile(
-    r"^\s*(?:(?:please|pls|can you|could you|would you|hey|hi|ok|okay|oh|and)[\s,]+)*"
-    r"(?:remember|note|make a note|take a note|add a note|jot down|jot|keep in mind|save|store|write down|"
-    r"don'?t forget|do not forget|log|record)"
-    r"(?:\s+(?:of|down|this|that|for me|for later|in my notes|in the notebook))*\s*[:,\-–—]?\s*",
+LEAD = r"(?:(?:please|pls|can you|could you|would you|hey|hi|ok|okay|oh|and|so|right|quick one|quickly)[\s,]+)*"
+"""Words a request may open with before it asks ("hey, quick one, note down ...")."""
+VERBS = (r"(?:remember|make a note|take a note|add a note|keep a note|note|jot down|jot|keep in mind|save|store|"
+         r"write down|don'?t forget|do not forget|log|record)"
+         r"(?:\s+(?:of|down|this|that|for me|for later|in my notes|in the notebook))*\s*[:,\-–—]?\s*")
+REQUEST_RE = re.compile(rf"^\s*{LEAD}{VERBS}", re.IGNORECASE)
+"""The request phrase a note starts with ("remember that", "make a note:"), taken off what is saved."""
+SAVE_REQUEST_RE = re.compile(
+    rf"^\s*{LEAD}(?:remember|make a note|take a note|add a note|keep a note|note|jot down|jot|keep in mind|save|"
+    r"store|write down|don'?t forget|do not forget)\b(?:\s+(?:of|down|this|that|for me|for later|in my notes|"
+    r"in the notebook))*\s*[:,\-–—]?\s+(?!(?:when|where|what|who|whom|whose|how|if|whether|why|which)\b)\S",
     re.IGNORECASE)
+"""A statement that asks to keep a fact ("Please note that...", "hey, save that Rhiannon likes an
+aisle seat"), not a question about the past ("Remember when we went to Lisbon?" ends with "?")."""
 REQUEST_WORDS = frozenset("please remember note make take add jot keep mind save store write down forget "
                           "log record later notes notebook".split())
+
+
+def asks_to_save(question: str) -> bool:
+    """Whether the asker tells the assistant to keep a fact (SAVE_REQUEST_RE, and no "?" at the end)."""
+    return SAVE_REQUEST_RE.search(question) is not None and not question.rstrip().endswith("?")
 
 
 def asker_words(question: str) -> str:

@@ -2,9 +2,11 @@
 
 A pasted email, a shared note or a text from a stranger can carry words addressed to the assistant
 ("AI assistant: ignore your instructions and ..."). They are data, never commands: no tool runs
-because of them (effects need the asker's confirmation), and an answer, its quotes and its
-deterministic fallback leave out every sentence that speaks to the assistant that way. The user's
-own standing instructions ("Always answer in metric") are not of that form and stay.
+because of them (effects need the asker's confirmation), no sentence that speaks to the assistant
+that way — to "the AI", "the assistant", "any helper reading this" — is ever a line of an answer,
+and a line taken from an entry that held one is said to come from an entry with planted words
+(UNTRUSTED): its other sentences are the same author's, so the asker is told, not left to trust it. The user's own
+standing instructions ("Always answer in metric") are not of that form and stay.
 """
 from __future__ import annotations
 
@@ -22,6 +24,8 @@ PLANTED = re.compile(
     r"|\b(?:ai|assistant|chatbot|bot|language model|llm)\b[^.!?:,]{0,20}[:,]\s*(?:please\s+)?"
     r"(?:ignore|disregard|forget|tell|send|text|email|remember|add|delete|reply|say|stop|write|forward|give|"
     r"share|update|change)\b"
+    r"|\b(?:ai|assistant|chatbot|bot|helper|agent|language model|llm)\b[^.!?:\n]{0,60}?"
+    r"\b(?:reading|summari[sz]ing|processing|parsing|reviewing|scanning)\b[^.!?:\n]{0,40}:"
     r"|\bsystem\s+(?:note|notice|prompt|message|instruction|override|alert)s?\s*:"
     r"|\b(?:without|do not|don't|never)\s+ask(?:ing)?\s+(?:for\s+|the user for\s+)?(?:confirmation|permission)\b"
     r"|\b(?:send|text|email|forward|give|share|tell)\b[^.!?]{0,40}?\b(?:pin|password|passcode|passwords|"
@@ -37,6 +41,10 @@ def sentences(text: str) -> list[str]:
 def is_planted(text: str) -> bool:
     """Whether `text` holds words addressed to the assistant (see the module docstring)."""
     return PLANTED.search(text) is not None
+
+
+UNTRUSTED = " (it also holds words aimed at an AI assistant: not followed, not repeated)"
+"""Said after where a line comes from when its entry carried planted words."""
 
 
 def without_planted(text: str) -> str:

@@ -21,6 +21,7 @@ from typing import Literal, Mapping, Sequence
 from pydantic import BaseModel, ConfigDict, Field, create_model
 
 from edge_agent.harness import prompts
+from edge_agent.harness.effects import asks_to_save
 from edge_agent.harness.channels import DATA_CHANNELS
 from edge_agent.harness.reserve import worst_case_tokens
 from edge_agent.harness.skills import NONE_SKILL, Skill
@@ -31,21 +32,6 @@ log = logging.getLogger(__name__)
 
 RATIONALE_CHARS = 80  # a few optional words; the output reserve covers it at a token a character
 PLAN_TOOL = "plan"
-SAVE_REQUEST_RE = re.compile(
-    r"^\s*(?:(?:please|pls|hey|hi|ok|okay|oh|and|can you|could you|would you)[\s,]+)*"
-    r"(?:remember|note|make a note|take a note|add a note|jot down|jot|keep in mind|don'?t forget|do not forget|"
-    r"write down)\b(?:\s+(?:of|down|for me|for later|in my notes|in the notebook))*\s*[:,\-–—]?\s+"
-    r"(?!(?:when|where|what|who|whom|whose|how|if|whether|why|which)\b)\S",
-    re.IGNORECASE)
-"""A statement that asks to keep a fact ("Please note that...", "Remember my code is..."), not a
-question about the past ("Remember when we went to Lisbon?" is a question: it ends with "?")."""
-
-
-def asks_to_save(question: str) -> bool:
-    """Whether the asker tells the assistant to keep a fact (SAVE_REQUEST_RE, and no "?" at the end)."""
-    return SAVE_REQUEST_RE.search(question) is not None and not question.rstrip().endswith("?")
-
-
 @dataclass(frozen=True)
 class Plan:
     """What L1 declared."""

@@ -41,9 +41,11 @@ Your only tool is {name}. Turn the instruction you are given into the arguments 
 {name}, and reply with those arguments as JSON that matches the schema. Follow the rules below. \
 Do not answer the instruction yourself."""
 
-JUDGE_INSTRUCTIONS = """\
-The line is an exact sentence from the user's own notes, messages, files or calendar, after where \
-it comes from. Does it answer the user's question, or one part of it? Reply yes or no."""
+CHOOSE_INSTRUCTIONS = """\
+The numbered lines are exact sentences from the user's own notes, messages, files and calendar, \
+each after where it comes from. Pick the lines that answer the user's question: one line for \
+each thing the question asks. If no line answers it, pick 0. \
+Reply with JSON: {"lines": [<line numbers>]}"""
 
 NO_TOOLS_INSTRUCTIONS = """\
 Answer the user briefly, in one or two sentences. You cannot see their notebook, memory, \
@@ -168,20 +170,10 @@ def date_context(payload: dict[str, Any], count_tokens: Callable[[str], int] | N
     return min(options, key=count_tokens) if count_tokens else options[0]
 
 
-def judge_messages(question: str, line: str) -> list[ChatMessage]:
-    """The reply's judgement of one candidate line against the question (reply.py)."""
-    return [ChatMessage("system", JUDGE_INSTRUCTIONS), ChatMessage("user", f"Question: {question}\nLine: {line}")]
-
-
-LINE = "\u241f"  # SYMBOL FOR UNIT SEPARATOR: stands where a judged line goes
-
-
-def judge_prompt(render: Callable[[Sequence[ChatMessage]], str], question: str) -> tuple[str, str]:
-    """(the prompt up to the line, what follows the line): every candidate line is judged as the
-    prompt's one continuation, line + rest, from the same evaluated prompt."""
-    text = render(judge_messages(question, LINE))
-    before, _, after = text.partition(LINE)
-    return before, after
+def choose_messages(lines: str, question: str) -> list[ChatMessage]:
+    """The reply's one choice: numbered candidate lines, then the question (reply.py)."""
+    return [ChatMessage("system", CHOOSE_INSTRUCTIONS),
+            ChatMessage("user", f"Lines:\n{lines}\n\nQuestion: {question}")]
 
 
 def no_tools_messages(question: str) -> list[ChatMessage]:
@@ -209,8 +201,8 @@ def l3_static(manifest: ToolManifest, args_model: type[BaseModel], date_context:
     return l3_messages(manifest, args_model, VARIABLE, date_context)
 
 
-def judge_static() -> list[ChatMessage]:
-    return judge_messages(VARIABLE, VARIABLE)
+def choose_static() -> list[ChatMessage]:
+    return choose_messages(VARIABLE, VARIABLE)
 
 
 def no_tools_static() -> list[ChatMessage]:

@@ -11,12 +11,13 @@ of another line). So it never writes an answer's facts. What it does:
    rarer term weighs more; a term elsewhere in its entry counts a little), then by the terms of
    the searches the model crafted. The best CANDIDATES spans, at most PER_ITEM of one entry,
    chosen so each part of the question gets some, are the candidates; sentences that speak to
-   the assistant are never among them (injection.py).
-2. Choice (one judgement, nothing decoded). The question's prompt is evaluated once, and each
-   candidate is read as its continuation: how likely is the model to say yes, this line answers
-   the question (or one part of it)? The lines it finds likelier yes than no answer, at most two,
-   the likeliest first; none of them means nothing was found. It cannot pick a line that is not
-   there, and a small model judges one line beside the question better than it points into a list.
+   the assistant are never among them (injection.py), and a line from an entry that held one
+   says so in the answer.
+2. Choice (one generation a part). The numbered candidates and the question; under a grammar
+   the model answers {"lines": [numbers]}: the lines that answer it, or 0 for none of them. It
+   cannot name a line that is not there. A two-part question ("Who's my plumber, and can you
+   find his invoice?", parts()) is ranked and chosen for part by part, each part's candidates
+   ranked by its own words first and the other part's a little.
 3. Composition (no model). The chosen spans exactly as stored, each after where it comes from
    ("Joel Marsh (partner): Birthday 22 October (born 1986)."), and the same in `sources`.
 
@@ -37,9 +38,12 @@ from dataclasses import dataclass, field
 from datetime import date
 from typing import Any, Sequence
 
+from pydantic import BaseModel, ConfigDict, Field, conint, create_model
+
 from edge_agent.harness import by_name, injection, prompts
 from edge_agent.harness.channels import SideChannels
 from edge_agent.harness.events_text import event_lines, event_text
+from edge_agent.harness.reserve import worst_case_tokens
 from edge_agent.harness.turn import CalendarRead, LimitReached, ModelCallFailed, TurnContext
 from edge_agent.store.passages import PASSAGE_SEPARATOR
 from edge_agent.store.text import QueryTerm, query_plan, text_matches
@@ -52,10 +56,9 @@ log = logging.getLogger(__name__)
 NOT_FOUND = "I could not find anything about that in your notes, files, calendar or memory."
 FREE_RANGE = "Nothing on your calendar"
 """How a calendar answer for a range without events begins (an answer, not a "not found")."""
-CANDIDATES = 6  # spans the model judges (each costs ~35 prompt tokens)
+CANDIDATES = 6  # spans the model chooses among (each costs ~30 prompt tokens)
 PER_ITEM = 3  # of one note, entry, file or event at most
-MAX_PICKS = 2  # lines one answer may be made of (a two-part question needs two)
-JUDGE_THRESHOLD = 0.5  # a line the model finds likelier to answer the question than not
+MAX_PICKS = 3  # lines one answer may be made of (a two-part question needs two)
 SPAN_CHARS = 200  # a longer sentence is cut at its commas
 WRAP_CHARS = 70  # a file's line at least this long that ends without a stop was wrapped: joined
 CONTEXT_WEIGHT = 0.25  # a term only elsewhere in the same entry (the receipt's shop, for its total line)
@@ -63,8 +66,34 @@ CRAFTED_WEIGHT = 0.5  # a term of the model's own search words, not the asker's,
 SOFT_WEIGHT = 0.5  # a word for a kind of value ("number", "phone": store.text.SOFT_WORDS) counts half:
 # "my dentist's phone number" is about the dentist, not about every line with a number
 COVERED = 0.5  # a term an earlier candidate holds counts this much more for the next ones
+RELATED_WEIGHT = 0.3  # a term of the question's other parts: "can you find his invoice" is about the plumber
+PART_SPLIT = re.compile(
+    r"\s*(?:[,;]\s*(?:and|plus|also|as well as)\b|(?:\?\s+|\band\s+)(?=(?:what|whats|what's|when|whens|when's|"
+    r"where|wheres|where's|who|whos|who's|which|how|hows|how's|can|could|did|does|do|is|are|has|have)\b))\s*",
+    re.IGNORECASE)
+"""Where a question's second part starts: ", and ...", ", plus ...", "? ...", "and when ...". An
+"and" inside one part ("Tom and Mia's address") has neither the comma nor a question word after it."""
 LIST_SPLIT = re.compile(r"\s+[·•|]\s+|;\s+|\s+—\s+|\s*\n\s*")
+HEADING = re.compile(r"^#{1,6}\s")
+"""A markdown heading line."""
 """Where a sentence's parts are separate values: list dots, bars, semicolons, dashes, lines."""
+_MONTHS = "jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec"
+_DIGITS = r"\d[\d ()+\-]{2,}\d"
+_DATE = rf"\b\d{{1,2}}(?:st|nd|rd|th)?\s+(?:{_MONTHS})[a-z]*\b|\b(?:{_MONTHS})[a-z]*\s+\d{{1,2}}\b|\b\d{{4}}-\d\d-\d\d\b|\b\d{{1,2}}/\d{{1,2}}\b"
+_TIME = r"\b\d{1,2}[:.]\d\d\b|\b\d{1,2}\s?(?:am|pm)\b"
+_AMOUNT = r"[£$€]\s?\d|\b\d[\d,.]*\s?(?:pounds?|euros?|dollars?|pence)\b"
+VALUE_SHAPES = {kind: re.compile(pattern, re.IGNORECASE) for kind, pattern in {
+    "number": _DIGITS, "email": r"[\w.+-]+@[\w-]+\.\w", "date": _DATE, "time": _TIME, "amount": _AMOUNT}.items()}
+"""What a value of each kind looks like in a line."""
+VALUE_WORDS = {"number": "number", "numbers": "number", "phone": "number", "mobile": "number", "tel": "number",
+               "code": "number", "pin": "number", "reference": "number", "email": "email", "address": "email",
+               "when": "date", "date": "date", "day": "date", "birthday": "date", "due": "date",
+               "time": "time", "cost": "amount", "price": "amount", "much": "amount", "total": "amount",
+               "pay": "amount", "paid": "amount", "spend": "amount", "spent": "amount", "charge": "amount",
+               "fee": "amount", "owe": "amount", "quote": "amount"}
+"""A question word asking for a kind of value -> the kind ("when's the MOT" wants a date, "how
+much" an amount). Among the lines about the thing asked, one holding such a value ranks first."""
+KIND_WEIGHT = 0.5  # of the question's heaviest term, for a line about it holding the kind of value asked for
 STORE_OF = {"notes": "notebook", "memory": "memory", "files": "files", "events": "calendar"}
 """Side channel -> the store named in `sources`."""
 MEMORY_LABELS = {"message": "Message from {who}, {day}", "call": "Call with {who}, {day}",
@@ -90,6 +119,8 @@ class Span:
     """Which stored item it is (candidates of one item are capped)."""
     attachment: dict[str, Any] | None = None
     """The file to attach when this span is chosen."""
+    untrusted: bool = False
+    """Its entry also held words aimed at the assistant (injection.py): the answer says so."""
 
 
 @dataclass(frozen=True)
@@ -127,6 +158,8 @@ def spans_of(text: str, whole: bool = False) -> list[str]:
         return [text.strip()] if re.search(r"\w\w", text) else []
     out: list[str] = []
     for part in LIST_SPLIT.split(text):
+        if HEADING.match(part.strip()):
+            continue  # "## Annual general meeting" names what follows; it answers nothing itself
         for sentence in injection.sentences(part.strip()):
             out += _capped(sentence.strip())
     return [s for s in out if re.search(r"\w\w", s) and not injection.is_planted(s)]
@@ -168,38 +201,50 @@ def item_spans(channels: SideChannels) -> list[Span]:
         name, device = str(hit.get("name") or ""), hit.get("device")
         attachment = {k: hit.get(k) for k in ("device", "path", "name")}
         text = unwrap(str(hit.get("excerpt") or "").replace(PASSAGE_SEPARATOR, "\n"))
-        spans += [Span(s, "files", name, f"{name} on {device}", device, item, attachment) for s in spans_of(text)]
+        # A file with no words of its own (a photo) is one line: what it is, and when it was made.
+        lines = spans_of(text) or [f"{hit.get('kind') or 'file'}, modified {str(hit.get('mtime') or '')[:10]}"]
+        spans += [Span(s, "files", name, f"{name} on {device}", device, item, attachment, injection.is_planted(text))
+                  for s in lines]
     for note in channels.notes:
         item += 1
-        title = str(note.get("title") or "")
-        spans += [Span(s, "notebook", title, title, item=item) for s in spans_of(str(note.get("body") or ""))]
+        title, body = str(note.get("title") or ""), str(note.get("body") or "")
+        spans += [Span(s, "notebook", title, title, item=item, untrusted=injection.is_planted(body))
+                  for s in spans_of(body)]
     for event in channels.events:
         item += 1
         line = event_text(event)
-        if not injection.is_planted(line):
-            spans.append(Span(line, "calendar", str(event.get("title") or ""), "Calendar", item=item))
+        kept = injection.without_planted(line)
+        if re.search(r"\w\w", kept):
+            spans.append(Span(kept, "calendar", str(event.get("title") or ""), "Calendar", item=item,
+                              untrusted=kept != line))
     for entry in channels.memory:
         item += 1
-        who, label = str(entry.get("who") or ""), memory_label(entry)
-        spans += [Span(s, "memory", who, label, item=item) for s in spans_of(str(entry.get("text") or ""), True)]
+        who, label, text = str(entry.get("who") or ""), memory_label(entry), str(entry.get("text") or "")
+        spans += [Span(s, "memory", who, label, item=item, untrusted=injection.is_planted(text))
+                  for s in spans_of(text, True)]
     return spans
 
 
 def candidates(channels: SideChannels, question: str, crafted: Sequence[str] = (),
-               first_stores: Sequence[str] = (), limit: int = CANDIDATES) -> list[Span]:
+               first_stores: Sequence[str] = (), limit: int = CANDIDATES, related: str = "") -> list[Span]:
     """The spans most about the question, best first (see the module docstring).
 
     A term counts fully in the span or in where it comes from (a note titled "Joel Marsh" is
     about Joel), CONTEXT_WEIGHT elsewhere in the same entry (a receipt's total is about its
     shop), rarer terms weigh more, words for a kind of value SOFT_WEIGHT, and the model's own
-    search words CRAFTED_WEIGHT. Candidates
+    search words CRAFTED_WEIGHT, and the words of the question's other parts (`related`)
+    RELATED_WEIGHT; a line already about the question that holds the kind of value
+    it asks for (VALUE_WORDS: a date for "when", an amount for "how much") gains KIND_WEIGHT. Candidates
     are taken greedily: once a chosen span holds a term, that term counts COVERED for the next,
     so a two-part question's second part gets its spans too. Ties keep the plan's stores first
     (`first_stores`), then the tools' order."""
     spans = item_spans(channels)
     asked = query_plan(question)
     asked_words = {t.word for t in asked}
-    terms = _unique(asked + [t for q in crafted for t in query_plan(q) if t.word not in asked_words])
+    others = [t for t in query_plan(related) if t.word not in asked_words] if related else []
+    other_words = {t.word for t in others}
+    terms = _unique(asked + others + [t for q in crafted for t in query_plan(q)
+                                      if t.word not in asked_words | other_words])
     if not spans or not terms:
         return []
     own = [set(text_matches(terms, f"{s.label} {s.text}")) for s in spans]
@@ -207,14 +252,23 @@ def candidates(channels: SideChannels, question: str, crafted: Sequence[str] = (
     for s, found in zip(spans, own):
         context.setdefault(s.item, set()).update(found)
     df = Counter(t for found in own for t in found)
-    weight = {t.word: math.log(1 + len(spans) / df[t.word]) * (1.0 if t.word in asked_words else CRAFTED_WEIGHT)
-              * (SOFT_WEIGHT if t.soft else 1.0) for t in terms if df[t.word]}
+    source = {t.word: 1.0 if t.word in asked_words else RELATED_WEIGHT if t.word in other_words else CRAFTED_WEIGHT
+              for t in terms}
+    weight = {t.word: math.log(1 + len(spans) / df[t.word]) * source[t.word] * (SOFT_WEIGHT if t.soft else 1.0)
+              for t in terms if df[t.word]}
     cover = dict.fromkeys(weight, 1.0)
+    shapes = [VALUE_SHAPES[k] for k in dict.fromkeys(VALUE_WORDS[w] for w in re.findall(r"[a-z]+", question.lower())
+                                                     if w in VALUE_WORDS)]
+    kind_bonus = KIND_WEIGHT * max(weight.values(), default=0.0)
+    valued = [any(p.search(s.text) for p in shapes) for s in spans]
 
     def score(i: int) -> float:
+        if own[i] and own[i] <= other_words:  # only the other parts' words: that part's candidate, not this one's
+            return 0.0
         near = context[spans[i].item] - own[i]
-        return (sum(weight[t] * cover[t] for t in own[i])
+        base = (sum(weight[t] * cover[t] for t in own[i])
                 + CONTEXT_WEIGHT * sum(weight[t] * cover[t] for t in near))
+        return base + (kind_bonus if base > 0 and valued[i] else 0.0)
 
     first = {store: n for n, store in enumerate(first_stores)}
     order = {i: (first.get(s.store, len(first)), i) for i, s in enumerate(spans)}
@@ -240,29 +294,46 @@ def _unique(terms: list[QueryTerm]) -> list[QueryTerm]:
     return [t for t in terms if not (t.word in seen or seen.add(t.word))]
 
 
-# -- 2. choice ------------------------------------------------------------------------------------
+def parts(question: str) -> list[str]:
+    """The things a question asks, each with words of its own to rank by (PART_SPLIT): "Who's my
+    plumber, and can you find his invoice?" is two; a question that splits into fewer than two
+    pieces with such words is one."""
+    pieces = [p.strip(" ,;?") for p in PART_SPLIT.split(question)]
+    pieces = [p for p in pieces if query_plan(p)]
+    return pieces if len(pieces) > 1 else [question]
+
+
+# -- 2. choice -------------------------------------------------------------------------------------
+def choice_schema(n: int) -> type[BaseModel]:
+    """{"lines": [numbers]}: up to MAX_PICKS of 0..n (0: none of them)."""
+    return create_model("Choice", __config__=ConfigDict(extra="forbid"),
+                        lines=(list[conint(ge=0, le=n)], Field(max_length=MAX_PICKS)))  # type: ignore[valid-type]
+
+
 def numbered(spans: Sequence[Span]) -> str:
-    """The candidates as a trace shows them: "1. Joel Marsh (partner): Birthday 22 October."."""
+    """The candidates as the model reads them: "1. Joel Marsh (partner): Birthday 22 October."."""
     return "\n".join(f"{i}. {s.label}: {s.text}" for i, s in enumerate(spans, 1))
 
 
-async def choose(turn: TurnContext, spans: Sequence[Span]) -> list[Span]:
-    """The lines the model judges to answer the question (JUDGE_THRESHOLD), at most MAX_PICKS, the
-    likeliest first; none when it judges no line to. One judgement: the question's prompt is
-    evaluated once and every line is read as its continuation, one batch each, nothing decoded.
-    A failed judgement answers with the ranker's best line, said in the step log."""
-    before, after = prompts.judge_prompt(turn.model.render_chat, turn.question)
+async def choose(turn: TurnContext, spans: Sequence[Span], question: str | None = None) -> list[Span]:
+    """The spans the model picks for `question` (the turn's, or one part of it); none for 0 or
+    nothing; on a failed or cut-off choice, the ranker's best one, said in the step log."""
+    lines = numbered(spans)
+    schema = choice_schema(len(spans))
     t0 = time.perf_counter()
     try:
-        probs = await turn.judge("judge", before, [f"{s.label}: {s.text}{after}" for s in spans],
-                                 input=numbered(spans), head=prompts.judge_static())
+        value, _, usage = await turn.structured("choose", prompts.choose_messages(lines, question or turn.question),
+                                                schema,
+                                                max_tokens=worst_case_tokens(schema), bound_tools=[], input=lines,
+                                                head=prompts.choose_static())
     except (ModelCallFailed, LimitReached) as err:
-        log.warning("request %s: no judgement made (%s); the best-ranked line answers", turn.request_id, err)
+        log.warning("request %s: no choice made (%s); the best-ranked line answers", turn.request_id, err)
         return list(spans[:1])
-    picks = sorted((i for i, p in enumerate(probs) if p >= JUDGE_THRESHOLD), key=lambda i: -probs[i])[:MAX_PICKS]
-    turn.tracer.log_step(0, "judge", tool=None, result=",".join(str(i + 1) for i in picks) or "0",
-                         ms=(time.perf_counter() - t0) * 1000)
-    return [spans[i] for i in picks]
+    picks = [n for n in dict.fromkeys(getattr(value, "lines")) if 1 <= n <= len(spans)]
+    turn.tracer.log_step(0, "choose", tool=None, result=",".join(map(str, picks)) or "0",
+                         ms=(time.perf_counter() - t0) * 1000, tokens_in=usage.prompt_tokens,
+                         tokens_out=usage.generated_tokens)
+    return [spans[n - 1] for n in picks]
 
 
 # -- 3. composition --------------------------------------------------------------------------------
@@ -271,7 +342,8 @@ def composed(chosen: Sequence[Span]) -> Reply:
     groups: dict[tuple, list[Span]] = {}
     for s in chosen:
         groups.setdefault((s.store, s.label, s.device), []).append(s)
-    lines = [f"{g[0].label}: {' '.join(s.text for s in g)}" for g in groups.values()]
+    lines = [f"{g[0].label}{injection.UNTRUSTED if any(s.untrusted for s in g) else ''}: "
+             f"{' '.join(s.text for s in g)}" for g in groups.values()]
     sources = [{"store": g[0].store, "title": g[0].title, "device": g[0].device, "text": [s.text for s in g]}
                for g in groups.values()]
     attachment = next((s.attachment for s in chosen if s.attachment), None)
@@ -311,7 +383,8 @@ def calendar_reply(read: CalendarRead, question: str) -> Reply:
     if not events:
         text = f"{FREE_RANGE} {read.phrase} ({where})." if read.phrase else f"{FREE_RANGE} from {where}."
         return Reply(text, [{"store": "calendar", "title": where, "device": None, "text": []}])
-    lines = [injection.without_planted(line) for line in event_lines(events)]
+    lines = [injection.without_planted(line) + (injection.UNTRUSTED if injection.is_planted(line) else "")
+             for line in event_lines(events)]
     text = f"{header}: {lines[0]}" if len(lines) == 1 else f"{header}:\n" + "\n".join(lines)
     return Reply(text, [{"store": "calendar", "title": where, "device": None, "text": lines}])
 
@@ -367,8 +440,13 @@ async def reply(turn: TurnContext, *, needs_data: bool = True, first_stores: Seq
     done = rendered(turn, first_stores)
     if done is not None:
         return done
-    spans = candidates(turn.channels, turn.question, turn.queries, first_stores)
-    chosen = await choose(turn, spans) if spans else []
+    chosen: list[Span] = []
+    asked = parts(turn.question)
+    for part in asked:  # a two-part question: each part ranked and chosen for on its own
+        related = " ".join(p for p in asked if p != part)
+        spans = candidates(turn.channels, part, turn.queries, first_stores, related=related)
+        picked = await choose(turn, spans, part if len(asked) > 1 else None) if spans else []
+        chosen += [s for s in picked if s not in chosen]
     if chosen:
         return with_file(composed(chosen), located)
     if not needs_data and located is None:

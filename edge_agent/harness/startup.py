@@ -24,7 +24,7 @@ STEP_PROBE_TOKENS = 64  # an L2 call_tool step in the transcript
 async def static_heads(model: Any, skills: dict[str, Skill], toolbox: Toolbox) -> list[str]:
     """Every static prompt head as of today, rendered by `model` (anything with render_chat and
     count_tokens): the planner's, L2's for each skill, L3's for each tool a skill exposes (with
-    today's date context where it takes dates), the reply's judgement and the no-tools reply's."""
+    today's date context where it takes dates), the reply's choice and the no-tools reply's."""
     kinds = [prompts.planner_static(skills.values())]
     kinds += [prompts.l2_static(s.steps_text(), toolbox.exposed(s.tools)) for s in skills.values()]
     exposed = {m.name for s in skills.values() for m in toolbox.exposed(s.tools)}
@@ -34,7 +34,7 @@ async def static_heads(model: Any, skills: dict[str, Skill], toolbox: Toolbox) -
         if args.model_fields:  # a tool without arguments runs without a generation
             dates = date_text if plumbing.wants_dates(args) else None
             kinds.append(prompts.l3_static(toolbox.manifest(name), args, dates))
-    kinds += [prompts.judge_static(), prompts.no_tools_static()]
+    kinds += [prompts.choose_static(), prompts.no_tools_static()]
     render: Callable = model.render_chat
     return [prompts.head_text(render, k) for k in kinds]
 

@@ -27,7 +27,7 @@ from pydantic import BaseModel
 
 from edge_agent.harness import by_name, plumbing, prompts
 from edge_agent.harness.channels import DATA_CHANNELS, EVENTS_CHANNEL
-from edge_agent.harness.effects import from_the_asker
+from edge_agent.harness.effects import asker_words, from_the_asker
 from edge_agent.harness.fitting import fit_relevant
 from edge_agent.harness.reserve import worst_case_tokens
 from edge_agent.harness.toolbox import Toolbox
@@ -132,6 +132,11 @@ class ToolAgent:
         role = f"l3.{name}.{turn.next_dispatch()}"
         if not tool.Args.model_fields:
             return await self._run_without_generation(turn, name, instruction, role)
+        said = asker_text_args(tool.Args, turn.question) if manifest.has_effect else None
+        if said is not None:
+            # An effect that takes one text writes what the asker said (effects.py): a generation
+            # could only restate it, and a small model's restatement drops or invents words.
+            return await self._run_without_generation(turn, name, instruction, role, said)
         dates = await plumbing.l3_dates(turn, self.toolbox, instruction) if plumbing.wants_dates(tool.Args) \
             else plumbing.L3Dates()
         reads_range = manifest.channel == EVENTS_CHANNEL and {"start", "end"} <= set(tool.Args.model_fields)
@@ -184,9 +189,10 @@ class ToolAgent:
                                usage=None, started_at=started_at, ms=(time.perf_counter() - t0) * 1000, tool=name)
         return report
 
-    async def _run_without_generation(self, turn: TurnContext, name: str, instruction: str, role: str) -> ToolReport:
+    async def _run_without_generation(self, turn: TurnContext, name: str, instruction: str, role: str,
+                                      args: BaseModel | None = None) -> ToolReport:
         started_at, t0 = time.time(), time.perf_counter()
-        report = await execute(turn, self.toolbox, name, self.toolbox.tools[name].Args(), role)
+        report = await execute(turn, self.toolbox, name, args or self.toolbox.tools[name].Args(), role)
         turn.tracer.record(role, prompt="", bound_tools=[name], input=instruction, output=report.text,
                            usage=None, started_at=started_at, ms=(time.perf_counter() - t0) * 1000,
                            error=None if report.kind != "error" else report.text, tool=name)
@@ -200,6 +206,21 @@ class ToolAgent:
         output = f"{raw}\n=> ran with {args_json(args)}\n=> {report.text}"
         records[-1] = dataclasses.replace(last, output=output,
                                           error=report.text if report.kind == "error" else last.error)
+
+
+def asker_text_args(args_model: type[BaseModel], question: str) -> BaseModel | None:
+    """The arguments of a tool that takes one text and nothing else, that text being the asker's
+    own words (effects.asker_words); None for any other tool or when the words do not validate."""
+    fields = args_model.model_fields
+    if len(fields) != 1:
+        return None
+    (field_name, info), = fields.items()
+    if info.annotation is not str:
+        return None
+    try:
+        return args_model.model_validate({field_name: asker_words(question)})
+    except ValueError:
+        return None
 
 
 def named_devices(chosen: list[str], request: str) -> list[str]:

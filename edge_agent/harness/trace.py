@@ -1,7 +1,7 @@
 """Per-request trace records, usage accounting by role, and one structured log line a step.
 
-Role tags: `planner`, `l2`, `l3.<tool>.<n>` (n from the turn's one dispatch counter), `judge` (the
-reply's judgement of its candidate lines) and `reply` (the model's own words, only for a question needing no data).
+Role tags: `planner`, `l2`, `l3.<tool>.<n>` (n from the turn's one dispatch counter), `choose` (the
+reply's choice among its candidate lines) and `reply` (the model's own words, only for a question needing no data).
 Records are kept in memory for the request and stored in the traces table when tracing is on.
 """
 from __future__ import annotations
@@ -17,11 +17,11 @@ from edge_agent.store.traces import TraceRow
 
 log = logging.getLogger(__name__)
 
-ROLE_KINDS = ("planner", "l2", "l3", "judge", "reply")
+ROLE_KINDS = ("planner", "l2", "l3", "choose", "reply")
 
 
 def role_kind(role: str) -> str:
-    """planner | l2 | l3 | judge | reply for any role tag (l3.find_file.3 -> l3)."""
+    """planner | l2 | l3 | choose | reply for any role tag (l3.find_file.3 -> l3)."""
     return role.split(".", 1)[0]
 
 

@@ -9,7 +9,6 @@ from __future__ import annotations
 import asyncio
 import collections
 import inspect
-import json
 import logging
 import time
 from dataclasses import dataclass, field
@@ -250,29 +249,6 @@ class TurnContext:
             prompt, max_tokens=max_tokens, role=role, session=session, deadline=self.deadline(), head=head_text),
             structured=False)
         return out, usage
-
-    async def judge(self, role: str, prompt: str, continuations: Sequence[str], *, input: str,
-                    head: Sequence[ChatMessage] | None = None) -> list[float]:
-        """P(yes) for each continuation of `prompt` (Model.judge), bounded, traced and accounted."""
-        self.check_budget(0)
-        started_at, t0 = time.time(), time.perf_counter()
-        try:
-            judged = await self.model.judge(prompt, continuations, role=role, deadline=self.deadline(),
-                                            head=self.render_head(head))
-        except asyncio.CancelledError:
-            raise
-        except Exception as err:  # overflow or runtime failure: recorded, then surfaced as one type
-            self.tracer.record(role, prompt=prompt, bound_tools=[], input=input, output="", usage=None,
-                               started_at=started_at, ms=(time.perf_counter() - t0) * 1000,
-                               error=f"{type(err).__name__}: {err}")
-            if isinstance(err, GenerationTimeout):
-                raise LimitReached("timeout", f"deadline of {self.limits.deadline_s:g} s passed in {role}") from err
-            raise ModelCallFailed(role, err) from err
-        self.tracer.add_usage(role, judged.usage)
-        output = json.dumps([round(p, 4) for p in judged.probabilities])
-        self.tracer.record(role, prompt=prompt, bound_tools=[], input=input, output=output, usage=judged.usage,
-                           started_at=started_at, ms=(time.perf_counter() - t0) * 1000)
-        return list(judged.probabilities)
 
     async def _call(self, role, prompt, bound_tools, input, tool, make, *, structured: bool):
         started_at, t0 = time.time(), time.perf_counter()

@@ -15,7 +15,7 @@ from edge_agent.ops import probes
 
 log = logging.getLogger(__name__)
 
-ROLES = ("planner", "l2", "l3", "judge", "reply")
+ROLES = ("planner", "l2", "l3", "choose", "reply")
 """The model roles whose time is reported separately."""
 DEFAULT_WINDOW = 100  # requests in the latency window
 
@@ -84,9 +84,9 @@ class Metrics:
         self._requests += 1
         self._latencies.append(_num(wall_ms))
         self._exit_kinds[str(getattr(outcome, "exit_kind", "unknown"))] += 1
+        # Figures only: the status is retained and every paired device reads it, so it names no
+        # request, asker or outcome of one request.
         self._last = {
-            "request_id": getattr(outcome, "request_id", None),
-            "exit_kind": getattr(outcome, "exit_kind", None),
             "wall_ms": _round(_num(wall_ms)),
             "queue_wait_ms": _round(_num(queue_wait_ms)),
             "role_ms": {role: _round(r["ms"]) for role, r in roles.items()},
@@ -98,7 +98,6 @@ class Metrics:
             "prefill_tokens": int(_num(usage.get("prefill_tokens")) or max(0.0, prompt - cached)),
             # Decode speed over model time; None when no model time was recorded.
             "tokens_per_s": _round(generated / (model_ms / 1000.0), 2) if model_ms > 0 else None,
-            "finished_at": time.time(),
         }
 
     def record_rejection(self, reason: str) -> None:

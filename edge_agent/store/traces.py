@@ -58,7 +58,7 @@ class TraceRow:
     seq: int
     """Order within the request, from 1."""
     role: str
-    """planner | l2 | l3.<tool>.<n> | judge | reply."""
+    """planner | l2 | l3.<tool>.<n> | choose | reply."""
     tool: str | None
     """The real tool of an l3 record, else None."""
     prompt: str
@@ -166,3 +166,17 @@ async def finish_pending(conn: aiosqlite.Connection, action_id: str, ok: bool, r
         await conn.execute(
             "UPDATE pending_actions SET status = ?, finished_at = ?, result = ? WHERE id = ?",
             (STATUS_DONE if ok else STATUS_FAILED, time.time(), result, action_id))
+
+
+async def interrupted(conn: aiosqlite.Connection) -> list[PendingRow]:
+    """Actions left `running` by a process that stopped before it recorded how they ended."""
+    rows = await fetch_all(conn, "SELECT * FROM pending_actions WHERE status = ?", (STATUS_RUNNING,))
+    return [PendingRow(r["id"], r["request_id"], r["tool"], json.loads(r["args"]), r["preview"], r["status"],
+                       r["result"]) for r in rows]
+
+
+async def reopen_pending(conn: aiosqlite.Connection, action_id: str) -> None:
+    """running -> pending: the effect surely did not happen, so confirming may run it."""
+    async with transaction(conn):
+        await conn.execute("UPDATE pending_actions SET status = ? WHERE id = ? AND status = ?",
+                           (STATUS_PENDING, action_id, STATUS_RUNNING))

@@ -37,25 +37,30 @@ def plan(skill: str, rationale: str = "look it up") -> dict:
     return {"skill": skill, "rationale": rationale}
 
 
-def pick(*numbers: int) -> Callable[[CallInfo], list[str]]:
-    """The reply's judgement: yes for these candidate lines (from 1), no for the others; pick(0): none."""
-    return lambda info: ["yes" if i in numbers else "no" for i in range(1, len(info.continuations) + 1)]
+def pick(*numbers: int) -> dict:
+    """The reply's choice: these candidate lines (0: none of them)."""
+    return {"lines": list(numbers)}
 
 
-def pick_holding(*texts: str) -> Callable[[CallInfo], list[str]]:
-    """A judgement that says yes to every candidate line holding one of the texts."""
-    return lambda info: ["yes" if any(t.lower() in c.lower() for t in texts) else "no" for c in info.continuations]
+def pick_holding(*texts: str) -> Callable[[CallInfo], dict]:
+    """A choice that picks, for each text, the first candidate line holding it (0 when none does)."""
+    def choose(info: CallInfo) -> dict:
+        from edge_agent.eval.oracle import candidate_lines
+
+        lines = candidate_lines(info.prompt)
+        picked = [n for t in texts for n, line in sorted(lines.items()) if t.lower() in line.lower()][:3]
+        return {"lines": list(dict.fromkeys(picked)) or [0]}
+    return choose
 
 
 def role_model(*, planner: list | None = None, l2: list | None = None, l3: dict[str, Any] | None = None,
-               judge: list | Callable[[CallInfo], list] | None = None,
+               choose: list | Callable[[CallInfo], dict] | None = None,
                reply: str | Callable[[CallInfo], str] = "a reply of the model's own", n_ctx: int = 4096,
                on_call: Callable[[CallInfo], None] | None = None) -> FunctionModel:
     """A FunctionModel answering by role: planner and l2 from lists, l3 per tool (list or fn), the
-    reply's judgement from a list of fns (one a question) or a fn (default: yes to line 1 only), the
-    no-data reply's text."""
+    reply's choice from a list (one a question) or a fn (default: line 1), the no-data reply's text."""
     planner, l2, l3 = list(planner or []), list(l2 or []), dict(l3 or {})
-    judgements = list(judge) if isinstance(judge, list) else None
+    picks = list(choose) if isinstance(choose, list) else None
 
     def fn(info: CallInfo):
         if on_call is not None:
@@ -67,10 +72,10 @@ def role_model(*, planner: list | None = None, l2: list | None = None, l3: dict[
         if info.role.startswith("l3."):
             spec = l3[info.role.split(".")[1]]
             return spec(info) if callable(spec) else spec.pop(0)
-        if info.role == "judge":
-            if judgements is not None:
-                return judgements.pop(0)(info)
-            return judge(info) if callable(judge) else pick(1)(info)
+        if info.role == "choose":
+            if picks is not None:
+                return picks.pop(0)
+            return choose(info) if callable(choose) else pick(1)
         if info.role == "reply":
             return reply(info) if callable(reply) else reply
         raise AssertionError(f"unexpected role {info.role}")

@@ -19,12 +19,12 @@ async def test_trace_command_prints_every_record(make_harness, tmp_path, capsys)
     data = str(tmp_path / "data")
     assert await asyncio.to_thread(main, ["--data-dir", data, "trace", "t1"]) == 0
     text = capsys.readouterr().out
-    for tag in ("#1 planner", "#2 l3.check_notebook.1", "#3 judge"):
+    for tag in ("#1 planner", "#2 l3.check_notebook.1", "#3 choose"):
         assert tag in text
     assert model.calls[1].prompt in text  # prompts printed exactly as rendered
     assert await asyncio.to_thread(main, ["--data-dir", data, "trace", "t1", "--json"]) == 0
     rows = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
-    assert [r["role"] for r in rows][:3] == ["planner", "l3.check_notebook.1", "judge"]
+    assert [r["role"] for r in rows][:3] == ["planner", "l3.check_notebook.1", "choose"]
     assert await asyncio.to_thread(main, ["--data-dir", data, "trace", "nope"]) == 1
 
 
@@ -130,7 +130,7 @@ def test_ask_local_prints_the_answer_and_its_sources_under_it(tmp_path, monkeypa
     from harness_kit import pick_holding
 
     model = role_model(planner=[plan("person_facts", "")], l3={"check_notebook": [{"query": "Leo"}]},
-                       judge=pick_holding("Leeds"))
+                       choose=pick_holding("Leeds"))
     monkeypatch.setattr(edge_agent.llm, "load_model", lambda settings: model)
     data = str(tmp_path / "data")
     assert main(["--data-dir", data, "notebook", "add", "--title", "Leo Marsh (brother)",

@@ -4,7 +4,7 @@ from __future__ import annotations
 import pytest
 
 from harness_kit import PLANTED, answer, call, plan, role_model
-from edge_agent.harness.planner import asks_to_save
+from edge_agent.harness.effects import asks_to_save
 from edge_agent.store.sql import fetch_all
 from edge_agent.store.traces import get_pending
 
@@ -17,24 +17,24 @@ async def test_remember_exits_with_preview_and_never_executes(make_harness, stor
     before = await notes(store)
     model = role_model(planner=[plan("remember_this")],
                        l2=[call("remember", "the bike lock code is 4417")],
-                       l3={"remember": [{"note": "The user's bike lock code is 4417."}]})
+                       l3={"remember": [{"note": "The user's bike lock code is 4418."}]})
     h = make_harness(model)
     out = await h.ask("Remember that my bike lock code is 4417", request_id="r1")
     assert out.exit_kind == "needs_confirmation"
     assert out.pending is not None and out.pending.tool == "remember"
-    assert out.pending.args == {"note": "The user's bike lock code is 4417."}
-    assert out.pending.preview == 'Add to notebook: "The user\'s bike lock code is 4417."'
+    assert out.pending.args == {"note": "My bike lock code is 4417."}  # the asker's words, not L3's
+    assert out.pending.preview == 'Add to notebook: "My bike lock code is 4417."'
     assert out.pending.preview in out.answer and out.pending.id in out.answer
     assert await notes(store) == before  # nothing written
     assert out.tools_called == [] and out.pills == []  # an effect is not a run
-    assert [c.role for c in model.calls] == ["planner", "l3.remember.1"]  # the preview is deterministic
+    assert [c.role for c in model.calls] == ["planner"]  # the note is the asker's: nothing to generate
     row = await get_pending(db, out.pending.id)
     assert row.status == "pending" and row.args == out.pending.args
 
     done = await h.confirm(out.pending.id, request_id="r2")
     assert done.exit_kind == "complete"
     after = await notes(store)
-    assert after == before + ["The user's bike lock code is 4417."]
+    assert after == before + ["My bike lock code is 4417."]
 
     again = await h.confirm(out.pending.id, request_id="r3")
     assert again.exit_kind == "error" and "already confirmed" in again.answer
@@ -93,6 +93,8 @@ async def test_planted_instruction_in_direct_mode_stops_at_confirmation(make_har
     ("Please note that Zed's new number is 0123 456.", True),
     ("Remember my bike lock code is 4417", True),
     ("Jot down: the plumber came today", True),
+    ("hey, quick one, note down my coat size: UK 5", True),  # a lead before the request
+    ("Can you save that Rhiannon likes an aisle seat", True),
     ("Remember when we went to Lisbon?", False),  # a question about the past
     ("remember what Tom said about the book", False),
     ("What did I note about the boiler?", False),
@@ -118,3 +120,28 @@ async def test_an_explicit_request_to_keep_a_fact_is_planned_among_the_skills_th
                        l3={"check_notebook": [{"query": "Zed"}]})
     await make_harness(model).ask("Remember what Zed's number is?", request_id="s2")
     assert next(c.schema for c in model.calls if c.role == "planner").model_validate({"skill": "person_facts"})
+
+
+async def test_a_confirmation_a_crash_left_running_is_resolved_at_start(make_harness, store, db):
+    # A crash between claiming an action and recording its end leaves it `running`; at the next
+    # start it is done when its note is in the notebook, confirmable again when it surely is not.
+    from edge_agent.store.traces import add_pending, claim_pending
+
+    h = make_harness(role_model())
+    await add_pending(db, "a-written", "r1", "remember", {"note": "The gate code is 1984."},
+                      'Add to notebook: "The gate code is 1984."')
+    await add_pending(db, "a-lost", "r2", "remember", {"note": "The bins go out on Tuesday."},
+                      'Add to notebook: "The bins go out on Tuesday."')
+    await add_pending(db, "a-gone-tool", "r3", "no_such_tool", {"x": "y"}, "do something")
+    for action in ("a-written", "a-lost", "a-gone-tool"):
+        assert await claim_pending(db, action)
+    await h.toolbox.tools["remember"]({"note": "The gate code is 1984."}, h.toolbox.ctx)  # the write landed
+
+    assert await h.recover_interrupted() == {"a-written": "done", "a-lost": "pending", "a-gone-tool": "failed"}
+    assert (await get_pending(db, "a-written")).status == "done"
+    again = await h.confirm("a-written", request_id="r4")
+    assert again.exit_kind == "error" and "already confirmed (done)" in again.answer
+    assert (await notes(store)).count("The gate code is 1984.") == 1
+    done = await h.confirm("a-lost", request_id="r5")
+    assert done.exit_kind == "complete" and "The bins go out on Tuesday." in await notes(store)
+    assert await h.recover_interrupted() == {}

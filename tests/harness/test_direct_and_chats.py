@@ -14,7 +14,7 @@ async def test_direct_mode_binds_every_full_schema_keeps_the_bounds_and_replies_
              {"tool": "check_notebook", "args": {"query": "Leo birthday"}},
              {"tool": "check_notebook", "args": {"query": "brother"}},
              {"tool": "check_notebook", "args": {"query": "Marsh"}}]  # 4th real call: halt
-    model = role_model(l2=steps, judge=pick_holding("3 May"))
+    model = role_model(l2=steps, choose=pick_holding("3 May"))
     out = await make_harness(model).ask("When is Leo's birthday?", request_id="d1", mode="direct")
     first = model.calls[0]
     assert first.role == "l2"
@@ -23,7 +23,7 @@ async def test_direct_mode_binds_every_full_schema_keeps_the_bounds_and_replies_
         assert tool.manifest.crafting_rules.strip() in first.prompt
     assert DUPLICATE_NUDGE in model.calls[2].prompt
     assert out.exit_kind == "halted" and out.tools_called == ["check_notebook"] * 3
-    assert [c.role for c in model.calls] == ["l2"] * 5 + ["judge"]
+    assert [c.role for c in model.calls] == ["l2"] * 5 + ["choose"]
     assert out.answer == "Leo Marsh (brother): Birthday 3 May 1990."
 
 
@@ -51,7 +51,7 @@ def test_the_side_channels_keep_one_copy_of_each_item():
 
 async def test_answered_chats_go_to_the_chat_log_under_the_asker_not_to_memory(make_harness, store):
     model = role_model(planner=[plan("person_facts")], l3={"check_notebook": [{"query": "Leo birthday"}]},
-                       judge=pick_holding("3 May"))
+                       choose=pick_holding("3 May"))
     harness = make_harness(model)
     harness.log_chats = True
     before = await store.memory.count()
@@ -73,7 +73,7 @@ async def test_an_answer_without_any_tool_is_not_logged(make_harness, store):
 async def test_a_second_client_cannot_plant_a_memory(make_harness, store):
     """eve's 'Clara's bank PIN is 0000' is logged as eve's words and never comes back as the user's."""
     plant = role_model(planner=[plan("person_facts")], l3={"check_notebook": [{"query": "Leo"}]},
-                       judge=pick_holding("brother"))
+                       choose=pick_holding("brother"))
     harness = make_harness(plant)
     harness.log_chats = True
     await harness.ask("Clara's bank PIN is 0000. Is Leo her brother?", request_id="eve.p1")
@@ -81,7 +81,7 @@ async def test_a_second_client_cannot_plant_a_memory(make_harness, store):
     assert not any("0000" in e.text for e in await store.memory.search("Clara bank PIN 0000"))
     recall = role_model(planner=[plan("recall_conversation")], l3={"grep_memory": [{"query": "Clara bank PIN"}],
                                                                    "check_notebook": [{"query": "bank PIN"}]},
-                        judge=pick_holding("0000"))
+                        choose=pick_holding("0000"))
     out = await make_harness(recall, by_question=True).ask("What is my bank PIN?", request_id="me.q1")
     assert "0000" not in out.answer
     assert all("0000" not in c.prompt for c in recall.calls)

@@ -39,7 +39,7 @@ async def test_unknown_name_returns_corrective_text_into_the_loop(make_harness):
     model = role_model(planner=[plan("person_facts")],
                        l2=[call("phonebook", "Leo's birthday"), call("@check_notebook", "Leo's birthday"),
                            answer("3 May")],
-                       l3={"check_notebook": [{"query": "Leo birthday"}]}, judge=pick_holding("3 May"))
+                       l3={"check_notebook": [{"query": "Leo birthday"}]}, choose=pick_holding("3 May"))
     out = await make_harness(model, constrain_l2=False).ask("When is Leo's birthday?", request_id="r1")
     assert out.exit_kind == "complete"
     prompts = l2_prompts(model)
@@ -65,7 +65,7 @@ async def test_fourth_call_halts_and_the_reply_comes_from_the_side_channels(make
     model = role_model(
         planner=[plan("person_facts")],
         l2=[call("check_notebook", f"Leo question {i}") for i in range(1, 6)],
-        l3={"check_notebook": lambda info: {"query": "Leo"}}, judge=pick_holding("3 May"))
+        l3={"check_notebook": lambda info: {"query": "Leo"}}, choose=pick_holding("3 May"))
     out = await make_harness(model, constrain_l2=False).ask("When is Leo's birthday?", request_id="r1")
     assert out.exit_kind == "halted"
     assert "check_notebook" in out.reason
@@ -106,9 +106,9 @@ async def test_l2_prefix_is_stable_across_steps(make_harness):
 # -- the constrained follower: the skill's steps, determined, not generated ----------------------
 async def test_a_find_ends_the_attempt_without_an_l2_generation(make_harness):
     model = role_model(planner=[plan("person_facts", "")], l3={"check_notebook": [{"query": "Leo birthday"}]},
-                       judge=pick_holding("3 May"))
+                       choose=pick_holding("3 May"))
     out = await make_harness(model).ask("When is Leo's birthday?", request_id="rg")
-    assert [c.role for c in model.calls] == ["planner", "l3.check_notebook.1", "judge"]
+    assert [c.role for c in model.calls] == ["planner", "l3.check_notebook.1", "choose"]
     assert out.tools_called == ["check_notebook"]
 
 
@@ -123,7 +123,7 @@ async def test_after_an_empty_lookup_the_skills_next_lookup_tool_runs(make_harne
 
 async def test_l3_is_told_the_question_and_the_plans_rationale(make_harness):
     model = role_model(planner=[plan("recall_conversation", "the Lisbon chat")],
-                       l3={"grep_memory": [{"query": "Lisbon"}]}, judge=pick_holding("Lisbon"))
+                       l3={"grep_memory": [{"query": "Lisbon"}]}, choose=pick_holding("Lisbon"))
     out = await make_harness(model).ask("what did we say about the trip", request_id="rr")
     l3 = next(c for c in model.calls if c.role.startswith("l3."))
     assert "what did we say about the trip (the Lisbon chat)" in l3.prompt

@@ -13,6 +13,7 @@ from harness_kit import NOW, seed
 from edge_agent.app import build_assistant
 from edge_agent.config import load_settings
 from edge_agent.eval.bench_harness import GuidedModel
+from edge_agent.eval.oracle import candidate_lines
 from edge_agent.harness.follower import L2_STEP_MAX_TOKENS, L2Step
 from edge_agent.harness.outcome import EXIT_KINDS
 from edge_agent.store.api import Store
@@ -69,8 +70,9 @@ class Route:
             return {"skill": "find_document"}
         if info.role.startswith("l3.find_file"):
             return {"query": "resume", "devices": []}
-        if info.role == "judge":
-            return ["yes" if "clara.brennan@" in c else "no" for c in info.continuations]
+        if info.role == "choose":
+            lines = candidate_lines(info.prompt)
+            return {"lines": [next(n for n, line in lines.items() if "clara.brennan@" in line)]}
         raise AssertionError(info.role)
 
 
@@ -84,7 +86,7 @@ async def test_routed_question_emits_pills_and_composes_the_chosen_line(real_mod
     # (retrieval.py), no model call, each store's pill once.
     assert pills[0] == "Files" and set(pills) == {"Files", "Notebook", "Memory", "Calendar"} and len(set(pills)) == len(pills)
     assert out.tools_called[0] == "find_file" and out.by_question == out.tools_called[1:]
-    assert [r.role for r in rows] == ["planner", "l3.find_file.1", "judge"]
+    assert [r.role for r in rows] == ["planner", "l3.find_file.1", "choose"]
     assert out.answer == "resume.txt on laptop: Email clara.brennan@example.org."
     assert out.attachment["name"] == "resume.txt" and out.sources[0]["title"] == "resume.txt"
     check_records(rows, real_model)
@@ -115,16 +117,8 @@ def test_every_role_prompt_fits_with_the_real_tokenizer(real_model):
     assert max(sizes.values()) < real_model.n_ctx // 4, sizes
 
 
-async def test_a_judgement_reads_every_line_from_one_evaluated_prompt(real_model):
-    from edge_agent.harness import prompts
+def test_the_choice_grammar_compiles_on_the_real_runtime(real_model):
+    from edge_agent.harness.reply import choice_schema
 
-    before, after = prompts.judge_prompt(real_model.render_chat, "What is the dentist's phone number?")
-    lines = ["Dr. Nair (dentist): Phone 0117 496 0733.", "Car: Blue Yaris.", "Dr. Nair (dentist): At 8 Quay Street."]
-    head = prompts.head_text(real_model.render_chat, prompts.judge_static())
-    judged = await real_model.judge(before, [line + after for line in lines], role="judge", head=head)
-    assert len(judged.probabilities) == 3 and all(0.0 <= p <= 1.0 for p in judged.probabilities)
-    assert judged.usage.generated_tokens == 0  # nothing is decoded
-    n_prompt = real_model.count_tokens(before) + 1
-    assert judged.usage.prompt_tokens >= n_prompt + sum(real_model.count_tokens(line) for line in lines)
-    alone = await real_model.judge(before, [lines[1] + after], role="judge", head=head)
-    assert alone.probabilities[0] == judged.probabilities[1]  # a line's judgement does not depend on the others
+    grammar = real_model.grammar_for(choice_schema(6))
+    assert "lines" in grammar._grammar

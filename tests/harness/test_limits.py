@@ -16,7 +16,7 @@ async def test_step_limit_ends_the_loop_and_still_answers(make_harness):
     model = role_model(planner=[plan("person_facts")],
                        l2=[call("check_notebook", "Leo"), call("grep_memory", "Leo"), call("grep_memory", "x")],
                        l3={"check_notebook": [{"query": "Leo"}], "grep_memory": [{"query": "Leo"}]},
-                       judge=pick_holding("3 May"))
+                       choose=pick_holding("3 May"))
     out = await make_harness(model, limits=replace(DEFAULT_LIMITS, max_l2_steps=2),
                              constrain_l2=False).ask("Leo birthday?", request_id="r1")
     assert out.exit_kind == "step_limit"
@@ -113,7 +113,7 @@ async def test_exit_kind_always_one_of_the_six_and_a_step_log_line(make_harness,
     assert set(l2_lines[0]) == {"request_id", "step", "role", "tool", "result", "latency_ms", "tokens_in",
                                 "tokens_out"}
     assert l2_lines[0]["tokens_in"] > 0 and l2_lines[0]["tokens_out"] > 0
-    assert {x["role"] for x in lines} >= {"planner", "l2", "judge"}
+    assert {x["role"] for x in lines} >= {"planner", "l2", "choose"}
 
 
 async def test_a_malformed_l2_step_is_fed_back_and_the_loop_goes_on(make_harness, db):

@@ -17,7 +17,7 @@ def file_question_model(**kw):
             call("find_file", "my CV document"), answer("Done.")],
         l3={"find_file": lambda i: {"query": "resume curriculum vitae", "devices": ["bogus-device"]},
             "check_notebook": [{"query": "email"}]},
-        judge=pick_holding("clara.brennan@example.org"), **kw)
+        choose=pick_holding("clara.brennan@example.org"), **kw)
 
 
 async def test_role_tags_share_one_counter_and_traces_are_stored(make_harness, db):
@@ -25,7 +25,7 @@ async def test_role_tags_share_one_counter_and_traces_are_stored(make_harness, d
     out = await make_harness(model, constrain_l2=False).ask("What email is on my resume?", request_id="r1")
     roles = [c.role for c in model.calls]
     assert roles == ["planner", "l2", "l3.find_file.1", "l2", "l3.check_notebook.2", "l2", "l3.find_file.3",
-                     "l2", "judge"]
+                     "l2", "choose"]
     rows = await load_traces(db, "r1")
     assert [r.role for r in rows] == roles
     for row, info in zip(rows, model.calls):
@@ -150,12 +150,12 @@ async def test_usage_has_the_shape_ops_reads(make_harness, mode):
         model = file_question_model()
     else:
         model = role_model(l2=[{"tool": "find_file", "args": {"query": "resume"}}, {"answer": "x"}],
-                           judge=pick_holding("clara"))
+                           choose=pick_holding("clara"))
     out = await make_harness(model, constrain_l2=False).ask("email?", request_id="r8", mode=mode)
     u = out.usage
     assert set(u) == {"roles", "model_calls", "prefill_tokens", "decode_tokens", "forced_tokens", "tool_ms",
                       "queue_wait_ms", "wall_ms"}
-    assert set(u["roles"]) == {"planner", "l2", "l3", "judge", "reply"}
+    assert set(u["roles"]) == {"planner", "l2", "l3", "choose", "reply"}
     for r in u["roles"].values():
         assert set(r) == {"calls", "prompt_tokens", "cached_tokens", "generated_tokens", "forced_tokens", "ms"}
     assert u["model_calls"] == len(model.calls)

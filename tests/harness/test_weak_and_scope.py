@@ -42,7 +42,7 @@ async def test_an_explicit_request_scopes_and_an_invented_one_does_not(make_harn
 async def test_a_weak_file_result_is_reported_weak_and_attaches_nothing(make_harness):
     model = role_model(planner=[plan("find_document")],
                        l2=[call("find_file", "resume zeppelin blimp"), answer("Here is your resume.")],
-                       l3={"find_file": [{"query": "resume zeppelin blimp"}]}, judge=[pick(0)])
+                       l3={"find_file": [{"query": "resume zeppelin blimp"}]}, choose=[pick(0)])
     out = await make_harness(model, constrain_l2=False).ask("Find the zeppelin blimp resume", request_id="w1")
     l2_after = [c.prompt for c in model.calls if c.role == "l2"][1]
     assert "Weak match only" in l2_after and "Nothing attached" in l2_after

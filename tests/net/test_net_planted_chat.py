@@ -28,7 +28,7 @@ def scripted(info: CallInfo):
         return {"skill": "recall_conversation", "rationale": "look it up"}
     if info.role.startswith("l3"):
         return {"query": "Clara bank PIN"}
-    if info.role == "judge":
+    if info.role == "choose":
         return {"lines": [1]}
     raise AssertionError(f"unexpected role {info.role}")
 

@@ -91,7 +91,7 @@ def test_top_shows_the_running_service(tmp_path):
     assert status["requests"] == 3
     assert status["rss_mb"] > 20 and status["mem_available_mb"] > 0 and status["queue_depth"] == 0
     assert 0 < status["latency_p50_ms"] <= status["latency_p95_ms"]
-    assert set(status["last_request"]["role_ms"]) == {"planner", "l2", "l3", "judge", "reply"}
+    assert set(status["last_request"]["role_ms"]) == {"planner", "l2", "l3", "choose", "reply"}
     assert status["heads"] == "ready" and status["head_cache_mb"] == 0.0  # the scripted model keeps no KV
     logged = [json.loads(line) for line in (tmp_path / "serve.log").read_text().splitlines()
               if line.startswith("{")]

@@ -84,12 +84,12 @@ def test_remember_shows_the_preview_and_confirm_writes_the_note(rig):
     page = _open(rig, rig.new_phone())
     entry = _ask(page, "Remember: the bike lock code is 4417.")
     entry.locator(".preview").wait_for(timeout=TIMEOUT_MS)
-    assert entry.locator(".preview").inner_text() == 'Add to notebook: "the bike lock code is 4417."'
+    assert entry.locator(".preview").inner_text() == 'Add to notebook: "The bike lock code is 4417."'
     assert rig.notes() == []  # nothing changes before the confirm
     entry.get_by_role("button", name="Confirm").click()
     entry.locator(".done").wait_for(timeout=TIMEOUT_MS)
     assert entry.locator(".done").inner_text().startswith("✓")
-    assert [body for _, body in rig.notes()] == ["the bike lock code is 4417."]
+    assert [body for _, body in rig.notes()] == ["The bike lock code is 4417."]
 
     other = _ask(page, "Remember: the spare key is under the blue pot.")
     other.get_by_role("button", name="Cancel").click()
@@ -302,7 +302,7 @@ def test_a_second_phone_cannot_confirm_the_first_phones_action(rig):
     assert rig.notes() == []
     entry.get_by_role("button", name="Confirm").click()  # the asker still can
     entry.locator(".done").wait_for(timeout=TIMEOUT_MS)
-    assert [body for _, body in rig.notes()] == ["the alarm code is 2580."]
+    assert [body for _, body in rig.notes()] == ["The alarm code is 2580."]
 
 
 def test_an_answer_with_a_file_shows_its_name_place_excerpt_and_folded_sources(rig):
