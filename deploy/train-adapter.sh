@@ -23,7 +23,7 @@ ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 source "$ROOT/deploy/setup.sh"
 cd "$ROOT"
 
-EXAMPLES=2800 EPOCHS=1.0 EXTRA="planner=2.0,judge.yes=1.0,judge.no=0.5" SEED=1 RESUME="" MAX_STEPS="" INSTALL=1
+EXAMPLES=2000 EPOCHS=1.0 EXTRA="planner=2.0,choose=2.0" SEED=1 RESUME="" MAX_STEPS="" INSTALL=1
 while [ $# -gt 0 ]; do
   case "$1" in
     --examples) EXAMPLES="$2"; shift 2 ;;
@@ -62,7 +62,7 @@ if [ -z "$RESUME" ] || [ ! -f "$DATA" ]; then
 fi
 
 say "training: every role, and more passes over $EXTRA (checkpoints in $WORK/run/checkpoint; --resume continues)"
-# A plan and a judgement are a token or two a question: one pass over every role leaves the planner
+# A plan and a choice are a few tokens a question: one pass over every role leaves the planner
 # reading the question but not the menu. Their extra passes are mixed into the same run; a
 # planner-only second stage (tried) eroded the other roles.
 # shellcheck disable=SC2086

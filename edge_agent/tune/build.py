@@ -20,28 +20,24 @@ from pathlib import Path
 from typing import Any
 
 from edge_agent.tune.dataset import generate
-from edge_agent.tune.teacher import Example, household_examples
+from edge_agent.tune.teacher import Example, household_examples, shuffled_choice
 
-# Shares of the training set by role kind. The plan and the reply's judgement of a line are the
-# two decisions every answer turns on. A question's candidates are mostly lines that do not
-# answer it, so a judgement's yes and no have shares of their own (a third yes, twice what the
-# candidates hold: enough of them to learn from). L3 crafts the search words from the asker's
-# question. remember's L3 (copy the user's fact into one sentence, never a remembered value) has
-# its own share: the adapter once wrote "locker number is 4417" for another number. L2 writes
-# nothing under the shipped skills (its steps are determined: harness/follower.py), so it has no
-# share. The model's own reply is only for small talk (teacher.SMALL_TALK: eight questions).
-ROLE_SHARES = {"planner": 0.28, "judge.yes": 0.15, "judge.no": 0.30, "l3": 0.2, "l3.remember": 0.05, "reply": 0.003}
+# Shares of the training set by role kind. The plan and the reply's choice are the two decisions
+# every answer turns on; the plan's examples are short and share their menu's head, the choice's
+# carry six candidate lines (a two-part question makes one choice a part). L3 crafts the search
+# words from the asker's question. remember writes the asker's own words (harness/toolagent.py:
+# no generation) and L2 writes nothing under the shipped skills (its steps are determined:
+# harness/follower.py), so neither has a share. The model's own reply is only for small talk
+# (teacher.SMALL_TALK: eight questions, so eight examples).
+ROLE_SHARES = {"planner": 0.35, "choose": 0.45, "l3": 0.2, "reply": 0.004}
+SHUFFLED_CHOICES = 0.5  # of the choice examples, taught with their lines in another order (teacher.shuffled_choice)
 MAX_EXAMPLE_TOKENS = 1024  # longer examples cost a whole step of padding; they are skipped
 MIN_HOUSEHOLDS = 120  # each share is spread over at least this many households (menus, names, data)
 MAX_HOUSEHOLDS = 600  # a bound on the replay, in case a share can never be filled
 
 
 def kind(e: Example) -> str:
-    """The example's share: planner | judge.yes | judge.no | l3 | l3.remember | reply (l2 if ever recorded)."""
-    if e.role == "l3.remember":
-        return e.role
-    if e.role == "judge":
-        return f"judge.{e.target}"
+    """The example's share: planner | choose | l3 | reply (l2 if ever recorded)."""
     return e.role.split(".", 1)[0]
 
 
@@ -67,6 +63,8 @@ async def collect(total: int, seed: int, work: Path, tokenizer: Any, progress=pr
         taken: Counter = Counter()
         for e in examples:
             k = kind(e)
+            if k == "choose" and rng.random() < SHUFFLED_CHOICES:
+                e = shuffled_choice(e, rng)
             if k not in want or len(have[k]) >= want[k] or taken[k] >= per_household[k] or (e.prompt, e.target) in seen:
                 continue
             taken[k] += 1

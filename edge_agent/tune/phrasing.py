@@ -135,10 +135,19 @@ def casual(text: str, rng: random.Random, protect: list[str], *, american_spelli
         text = text[0].upper() + text[1:]
     if rng.random() < 0.35 * style:
         text = add_typos(text, rng, protect)
-    if rng.random() < 0.3 * style:  # "whats leos number": no apostrophes at all
-        text = text.replace("'", "").replace("\u2019", "")
+    if rng.random() < 0.3 * style:  # "whats leos number": no apostrophes, but in a value the asker gives
+        text = _without_apostrophes(text, protect)
     text = re.sub(r"\b(\w+)( \1\b)+", r"\1", text)  # "please please" from a closer after the same word
     return re.sub(r"\s{2,}", " ", text).strip()
+
+
+def _without_apostrophes(text: str, protect: list[str]) -> str:
+    """`text` with its apostrophes dropped outside the protected phrases (a note's "doesn't")."""
+    kept = [p for p in protect if p and ("'" in p or "\u2019" in p)]
+    if not kept:
+        return text.replace("'", "").replace("\u2019", "")
+    pieces = re.split("(" + "|".join(re.escape(p) for p in kept) + ")", text, flags=re.IGNORECASE)
+    return "".join(piece if i % 2 else piece.replace("'", "").replace("\u2019", "") for i, piece in enumerate(pieces))
 
 
 def _starts_with_name(body: str, protect: list[str]) -> bool:

@@ -19,7 +19,7 @@ from edge_agent.tune.templates_people import DIGEST, ME, ME_THINGS, PERSON, PET
 from edge_agent.tune.templates_recall import CLAUSES, FIRST_CLAUSES, INJECT, JOINERS, RECALL, UNANSWERABLE
 
 COUNTS = {"person": 6, "document": 6, "recall": 5, "calendar": 4, "relative_date": 4, "date": 2, "remember": 4,
-          "unanswerable": 3, "multi": 3, "injection": 2}
+          "unanswerable": 4, "multi": 3, "injection": 2}
 """Questions a household gets in each category (fewer when it lacks the material)."""
 NOTEBOOK_TEMPLATES = {**PERSON, **PET, **ME, **DIGEST}
 UNKNOWN_DOCS = ("marriage certificate", "piano lesson invoice", "boat insurance policy", "wedding invitation",
@@ -27,6 +27,9 @@ UNKNOWN_DOCS = ("marriage certificate", "piano lesson invoice", "boat insurance 
                 "jury summons")
 UNKNOWN_FACTS = ("frequent flyer number", "loyalty card number", "pension scheme number", "boiler serial number",
                  "house alarm code", "locker number")
+UNSTORED_ABOUT_PEOPLE = ("middle name", "favourite colour", "dress size", "star sign", "shirt size", "wedding anniversary",
+                         "favourite band", "maiden name")
+"""Things no generated notebook page holds about anyone (un.known_person asks for them)."""
 UNKNOWN_EVENTS = ("wedding", "karaoke night", "ski trip", "sailing course", "tattoo", "lottery win", "house move")
 UN_PERSON_TOPICS = (("birthday", "birthday"), ("number", "phone"), ("live", "lives"), ("email", "email"),
                     ("work", "works"), ("address", "address"), ("present", "gift ideas"), ("allergic", "allergy"))
@@ -151,14 +154,21 @@ def injection(kit: Kit, probes: list[Probe], n: int) -> None:
 def unanswerable(kit: Kit, n: int) -> None:
     """unanswerable: a person, file, fact or event the household does not have; the answer is "not found"."""
     hh, rng = kit.hh, kit.rng
-    kinds = ["un.person", "un.doc", "un.fact", "un.memory"]
+    kinds = ["un.person", "un.doc", "un.fact", "un.memory", "un.known_person", "un.known_memory"]
     rng.shuffle(kinds)
     names = absent_names(hh)
     for kind in (kinds * 2)[:n]:
-        questions, instructions = UNANSWERABLE[kind]
+        questions, instructions = UNANSWERABLE["un.memory" if kind == "un.known_memory" else kind]
         template = kit.pick(questions)
         name = rng.choice(names)
-        if kind == "un.person":
+        if kind == "un.known_memory":  # someone who is there, about something never talked of
+            name = rng.choice(hh.cast.people).first
+        if kind == "un.known_person":
+            person = rng.choice(hh.cast.people)
+            ref = rng.choice(refs_for(person, hh.cast.people))
+            slots = {**kit.person_slots(person, ref), "thing": rng.choice(UNSTORED_ABOUT_PEOPLE)}
+            tool, query, skill = "check_notebook", f"{ref.kw} {slots['thing']}", "person_facts"
+        elif kind == "un.person":
             topic = next(q for word, q in UN_PERSON_TOPICS if word in template)
             slots, tool, query, skill = {"name": name}, "check_notebook", f"{name} {topic}", "person_facts"
         elif kind == "un.doc":
@@ -174,8 +184,9 @@ def unanswerable(kit: Kit, n: int) -> None:
         else:
             thing = rng.choice(UNKNOWN_EVENTS)
             slots, tool, query, skill = {"name": name, "thing": thing}, "grep_memory", f"{name} {thing}", "recall_conversation"
+        protect = [v for k, v in slots.items() if k in ("name", "who", "whos", "thing")]
         args = {"query": query, "devices": []} if tool == "find_file" else {"query": query}
-        text = kit.terse(kit.style(kit.fill(template, slots), list(slots.values())), query)
+        text = kit.terse(kit.style(kit.fill(template, slots), protect), query)
         kit.add("unanswerable", text, [call(tool, kit.instruction(instructions, slots), **args)], [], skill=skill)
 
 

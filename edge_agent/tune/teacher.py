@@ -10,13 +10,14 @@ JSON in schema order, or free text). Those pairs are the adapter's examples for 
 from __future__ import annotations
 
 import io
+import json
 import random
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Sequence
 
-from edge_agent.eval.oracle import Oracle, as_decoded
+from edge_agent.eval.oracle import LINE_RE, LINES_MARK, QUESTION_MARK, Oracle, as_decoded
 from edge_agent.eval.questions import Question, QuestionPlan
 from edge_agent.llm.doubles import CallInfo, FunctionModel
 from edge_agent.tune.menus import write_menu
@@ -42,7 +43,7 @@ class Example:
     """One generation the harness asked for, and what a perfect model answers."""
 
     role: str
-    """planner | l3.<tool> | judge | reply (l2 only for an unconstrained follower)"""
+    """planner | l3.<tool> | choose | reply (l2 only for an unconstrained follower)"""
     prompt: str
     """The exact prompt, as the runtime renders it."""
     target: str
@@ -88,10 +89,6 @@ class Teacher:
 
     def _respond(self, info: CallInfo) -> Any:
         out = self.oracle.respond(info)
-        if info.role == "judge":  # one example a candidate line: its prompt read to the end, yes or no
-            self.examples += [Example("judge", info.prompt + cont, answer, self.source)
-                              for cont, answer in zip(info.continuations, out)]
-            return out
         if info.role == "reply" and self.reply is not None:
             out = self.reply
         if info.role == "planner" and isinstance(out, dict):
@@ -100,6 +97,28 @@ class Teacher:
         role = info.role if not info.role.startswith("l3.") else ".".join(info.role.split(".")[:2])
         self.examples.append(Example(role, info.prompt, target, self.source))
         return out
+
+
+def shuffled_choice(example: Example, rng: random.Random) -> Example:
+    """A choice example with its candidate lines in another order, renumbered, and the target's
+    numbers following them. The ranker puts the answer first more often than not, so a model
+    taught only on its order learns to say 1; shuffled copies make it read the lines."""
+    start = example.prompt.find(LINES_MARK)
+    end = example.prompt.rfind(QUESTION_MARK)
+    if start < 0 or end < start:
+        return example
+    block = example.prompt[start + len(LINES_MARK):end].split("\n")
+    matches = [LINE_RE.match(line) for line in block]
+    if not block or not all(matches):
+        return example
+    order = list(range(len(block)))
+    rng.shuffle(order)
+    new_number = {old + 1: new + 1 for new, old in enumerate(order)}
+    lines = "\n".join(f"{new + 1}. {matches[old].group(2)}" for new, old in enumerate(order))
+    picks = json.loads(example.target)["lines"]
+    target = json.dumps({"lines": [new_number.get(n, 0) for n in picks]}, separators=(",", ":"))
+    prompt = example.prompt[:start + len(LINES_MARK)] + lines + example.prompt[end:]
+    return Example(example.role, prompt, target, example.source)
 
 
 def small_talk(seed: int, n: int = 2) -> list[tuple[Question, str]]:

@@ -240,8 +240,22 @@ UNANSWERABLE = {
         "what's the story with {name} and the {thing}",
     ), ("what {name} said about the {thing}", "messages with {name} about the {thing}", "the {thing} and {name}",
         "the memory log: {name}, {thing}")),
+    "un.known_person": ((
+        "what's {whos} {thing}",
+        "do I have {whos} {thing} written down anywhere",
+        "remind me of {whos} {thing}",
+        "did I ever note {whos} {thing}",
+        "{whos} {thing}, is it in my notes",
+        "what was {whos} {thing} again",
+        "any idea of {whos} {thing}",
+        "quick one: {whos} {thing}?",
+    ), ("{i_whos} {thing}", "{i_whos} notebook page: {thing}", "look up {i_who}: {thing}",
+        "the {thing} of {i_who} in the notebook")),
 }
-"""Questions about things the household does not have."""
+"""Questions about things the household does not have. un.person and un.memory ask about someone
+nobody in the household is; un.known_person asks about someone who is there for something their
+page never holds, and un.memory is also asked about someone who is there: the lines found are about
+the right person and still do not answer."""
 
 CLAUSES = {
     "person.phone": ("{whos} number", "{whos} phone number", "a number for {who}"),

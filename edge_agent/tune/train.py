@@ -29,8 +29,8 @@ from pathlib import Path
 from edge_agent.llm import heads
 
 LORA_TARGETS = ("q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj")
-MIN_SHARED_PREFIX = 32  # a batch whose prompts share fewer tokens runs every row whole (the judgement's head,
-# 56 tokens, is shared by every judged line: its rows batch by eight, not one at a time)
+MIN_SHARED_PREFIX = 32  # a batch whose prompts share fewer tokens runs every row whole (a role's fixed
+# head, the choice's instructions say, is shared by its rows: they batch by eight, not one at a time)
 DEFAULTS = {"rank": 16, "alpha": 32, "dropout": 0.05, "lr": 2e-4, "epochs": 1.0, "batch": 8, "warmup": 20,
             "checkpoint_every": 25, "seed": 0}
 

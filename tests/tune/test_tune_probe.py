@@ -7,7 +7,7 @@ import pytest
 
 from edge_agent.cli import main
 from edge_agent.config import load_settings
-from edge_agent.harness.planner import asks_to_save
+from edge_agent.harness.effects import asks_to_save
 from edge_agent.llm import load_model
 from edge_agent.llm.doubles import FunctionModel
 from edge_agent.tune import probe as probes
@@ -28,7 +28,8 @@ def test_the_probe_households_are_never_training_households():
 def _always(skill: str):
     """A planner that names `skill` whenever its grammar admits it (else the first admitted one)."""
     def fn(info):
-        admitted = info.schema.model_json_schema()["properties"]["skill"]["enum"]
+        prop = info.schema.model_json_schema()["properties"]["skill"]
+        admitted = prop.get("enum") or [prop["const"]]  # one admitted skill is a const
         return {"skill": skill if skill in admitted else admitted[0]}
     return fn
 
@@ -86,7 +87,7 @@ async def test_the_whole_harness_probe_scores_every_question_like_eval(tmp_path)
     def fn(info):
         if info.role == "planner":
             return _always("none")(info)
-        if info.role == "judge":
+        if info.role == "choose":
             return {"lines": [0]}
         return "I don't know." if info.schema is None else {"answer": "I don't know."}
 

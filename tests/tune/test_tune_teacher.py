@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import asyncio
 import json
+import random
 import re
+from collections import Counter
 from pathlib import Path
 
 import pytest
@@ -15,7 +17,8 @@ from edge_agent.paths import SKILLS_DIR, TOOLS_DIR, WORLD_DIR
 from edge_agent.tune.build import MAX_EXAMPLE_TOKENS, collect, kind, quotas, summary
 from edge_agent.tune.dataset import generate
 from edge_agent.tune.menus import write_menu
-from edge_agent.tune.teacher import household_examples
+from edge_agent.eval.oracle import candidate_lines
+from edge_agent.tune.teacher import Example, household_examples, shuffled_choice
 
 from tunekit import content_words, jaccard, world_names
 
@@ -42,15 +45,19 @@ def examples(tokenizer, tmp_path_factory):
 
 def test_every_role_is_taught(examples):
     roles = {e.role for e in examples}
-    assert {"planner", "judge", "reply"} <= roles and "l2" not in roles  # L2's steps are determined
-    assert {r for r in roles if r.startswith("l3.")} >= {"l3.check_notebook", "l3.find_file", "l3.grep_memory",
-                                                       "l3.remember"}
+    assert {"planner", "choose", "reply"} <= roles and "l2" not in roles  # L2's steps are determined
+    assert {r for r in roles if r.startswith("l3.")} >= {"l3.check_notebook", "l3.find_file", "l3.grep_memory"}
+    assert "l3.remember" not in roles  # the note is the asker's own words: nothing generated
     kinds = {kind(e) for e in examples}
-    assert kinds == {"planner", "judge", "l3", "l3.remember", "reply"}
+    assert kinds == {"planner", "choose", "l3", "reply"}
     plans = [json.loads(e.target)["skill"] for e in examples if e.role == "planner"]
     assert "none" in plans  # small talk
-    picks = [json.loads(e.target)["lines"] for e in examples if e.role == "judge"]
-    assert [0] in picks and any(p != [0] for p in picks) and any(len(p) == 2 for p in picks)
+    picks = [json.loads(e.target)["lines"] for e in examples if e.role == "choose"]
+    assert [0] in picks and any(p != [0] for p in picks)
+    # A two-part question is chosen for part by part: two choices of one question, each one line.
+    per_question = Counter(e.source for e in examples if e.role == "choose")
+    two = [e for e in examples if e.role == "choose" and per_question[e.source] == 2]
+    assert two and all(len(json.loads(e.target)["lines"]) == 1 for e in two)
 
 
 def test_targets_are_written_as_the_runtime_decodes_them(examples):
@@ -66,9 +73,9 @@ def test_prompts_are_the_harness_prompts_with_the_real_tokenizer(examples, token
     for e in examples:
         assert e.prompt.startswith("### Instructions\n") and e.prompt.endswith("### Assistant\n"), e.role
         assert tokenizer.count_tokens(e.prompt) < tokenizer.n_ctx
-    chooses = [e for e in examples if e.role == "judge"]
+    chooses = [e for e in examples if e.role == "choose"]
     assert chooses and all("Lines:\n1. " in e.prompt and "\n\nQuestion: " in e.prompt for e in chooses)
-    l3 = [e for e in examples if e.role.startswith("l3.") and e.role != "l3.remember"]
+    l3 = [e for e in examples if e.role.startswith("l3.")]
     questions = {e.prompt.rsplit("### User\n", 1)[1].split("\n")[0] for e in examples if e.role == "planner"}
     firsts = [e.prompt.rsplit("### User\n", 1)[1].split("\n")[0] for e in l3]
     assert firsts and all(any(q.startswith(f) for q in questions) for f in firsts)  # L3 reads the question
@@ -125,3 +132,21 @@ def test_the_product_prompts_name_nothing_of_the_eval_world():
     texts = [p.read_text(encoding="utf-8") for d in (SKILLS_DIR, TOOLS_DIR) for p in Path(d).iterdir() if p.is_file()]
     texts.append(Path(prompts.__file__).read_text(encoding="utf-8"))
     assert {m.group(0) for t in texts for m in pattern.finditer(t)} == set()
+
+
+def test_a_shuffled_choice_keeps_its_lines_and_follows_them_with_its_target():
+    prompt = ("### Instructions\nPick.\n### User\nLines:\n1. Leo (brother): Birthday 3 May.\n2. Leo (brother): "
+              "Lives in Leeds.\n3. Car: Blue.\n\nQuestion: when is leos bday\n### Assistant\n")
+    example = Example("choose", prompt, '{"lines":[1]}', "h/q1")
+    seen = set()
+    for seed in range(12):
+        out = shuffled_choice(example, random.Random(seed))
+        lines = candidate_lines(out.prompt)
+        assert sorted(lines.values()) == sorted(candidate_lines(prompt).values())  # the same lines, renumbered
+        [n] = json.loads(out.target)["lines"]
+        assert lines[n] == "Leo (brother): Birthday 3 May."  # the target follows its line
+        assert out.prompt.endswith("\n\nQuestion: when is leos bday\n### Assistant\n")
+        seen.add(n)
+    assert len(seen) > 1  # and the line is not always first
+    none = shuffled_choice(Example("choose", prompt, '{"lines":[0]}', "h/q2"), random.Random(1))
+    assert none.target == '{"lines":[0]}'
