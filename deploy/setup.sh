@@ -53,6 +53,10 @@ if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
     exit 1
   fi
   echo "$want" > "$stamp"
+  # The bundled model's task adapter merged into its weights once, here rather than on the first
+  # question (llm/merge.py): the runtime loads the merged file.
+  "$VENV/bin/edge-agent" tune merge --no-check >/dev/null 2>"$VENV/merge.log" \
+    || { tail -n 20 "$VENV/merge.log" >&2; echo "merging the task adapter failed; it will be tried again on first load" >&2; }
 else
   say "reusing $VENV (already installed; llama-cpp-python not rebuilt)"
 fi

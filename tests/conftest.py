@@ -24,6 +24,18 @@ def tiny_model_path() -> Path:
 
 
 @pytest.fixture(scope="session")
+def shipped_model_path(tiny_model_path) -> Path:
+    """What the runtime loads by default: the bundled model with its adapter merged into the weights
+    (made once into the test model cache; llm/merge.py)."""
+    from edge_agent.llm.adapter import choose_adapter
+    from edge_agent.llm.merge import DEFAULT_MERGE, ensure_merged
+
+    adapter = choose_adapter("auto", tiny_model_path, MODEL_CACHE_DIR)
+    assert adapter is not None, "the bundled adapter does not match the bundled model"
+    return ensure_merged(tiny_model_path, adapter, MODEL_CACHE_DIR, DEFAULT_MERGE).path
+
+
+@pytest.fixture(scope="session")
 def real_model(tiny_model_path):
     from edge_agent.llm.llamacpp import LlamaCppModel
 

@@ -37,10 +37,11 @@ def register(sub, parents) -> None:
     install.set_defaults(func=run_install)
     merge = group.add_parser("merge", parents=parents,
                              help="merge the adapter into the weights, check it against base + runtime LoRA, record both")
-    merge.add_argument("--recipe", default=None, help="q4_k_m | q4_0 | q8_0 (default: model.adapter_merge)")
+    merge.add_argument("--recipe", default=None, help="q8_0 | q4_0 | q4_k_m | f16 (default: model.adapter_merge)")
     merge.add_argument("--households", type=int, default=4,
                        help="held-out households the two are compared on, the whole harness (default 4)")
-    merge.add_argument("--no-check", action="store_true", help="merge only; compare nothing, record no agreement")
+    merge.add_argument("--no-check", action="store_true",
+                       help="merge only (as setup does): compare nothing, write nothing into the adapter's card")
     merge.set_defaults(func=run_merge)
 
 
@@ -109,10 +110,10 @@ def run_merge(args, settings) -> int:
 
     from edge_agent.llm import load_model, resolve_model_path
     from edge_agent.llm.adapter import choose_adapter, record_merge
-    from edge_agent.llm.merge import MERGE_FTYPES, ensure_merged
+    from edge_agent.llm.merge import DEFAULT_MERGE, MERGE_FTYPES, ensure_merged
     from edge_agent.tune.probe import agreement
 
-    recipe = args.recipe or (settings.model.adapter_merge if settings.model.adapter_merge != "none" else "q4_k_m")
+    recipe = args.recipe or (settings.model.adapter_merge if settings.model.adapter_merge != "none" else DEFAULT_MERGE)
     if recipe not in MERGE_FTYPES:
         print(f"edge-agent tune merge: unknown recipe {recipe!r}; use one of {', '.join(MERGE_FTYPES)}",
               file=sys.stderr)
@@ -134,6 +135,7 @@ def run_merge(args, settings) -> int:
         finally:
             first.close()
             second.close()
-    record_merge(adapter.path, recipe, merged.card, out.get("agreement"))
+    if not args.no_check:  # the card records a merge with its agreement (setup merges without touching it)
+        record_merge(adapter.path, recipe, merged.card, out["agreement"])
     print(json.dumps(out))
     return 0

@@ -100,15 +100,6 @@ class GuidedModel:
         return await self.model.generate_structured(prompt, schema, max_tokens=max_tokens, role=role,
                                                     session=session, steer=as_decoded(schema, wanted), **kw)
 
-    async def judge(self, prompt: str, continuations, *, role: str = "", **kw):
-        """The real judgement's cost, the planned route's yes and no."""
-        from edge_agent.llm.base import Judged
-        from edge_agent.llm.doubles import CallInfo
-
-        wanted = self.oracle.respond(CallInfo(prompt, role, None, 1, None, continuations=tuple(continuations)))
-        real = await self.model.judge(prompt, continuations, role=role, **kw)
-        return Judged([1.0 if str(w).lower().startswith("yes") else 0.0 for w in wanted], real.usage)
-
 
 def prompt_sizes(model, tmp: Path) -> dict[str, Any]:
     from edge_agent.tools.registry import build_tools

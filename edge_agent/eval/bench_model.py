@@ -51,6 +51,7 @@ def variant_settings(settings) -> dict:
     adapter; just the configured one when no adapter applies to it."""
     from edge_agent.llm import resolve_model_path
     from edge_agent.llm.adapter import choose_adapter
+    from edge_agent.llm.merge import DEFAULT_MERGE
 
     m = settings.model
     if m.adapter == "none" or choose_adapter(m.adapter, resolve_model_path(settings), settings.models_dir) is None:
@@ -61,7 +62,7 @@ def variant_settings(settings) -> dict:
         out.model.adapter, out.model.adapter_merge = adapter, merge
         return out
 
-    merge = m.adapter_merge if m.adapter_merge != "none" else "q4_k_m"
+    merge = m.adapter_merge if m.adapter_merge != "none" else DEFAULT_MERGE
     return {"no_adapter": with_("none", merge), "runtime_lora": with_(m.adapter, "none"),
             "merged": with_(m.adapter, merge)}
 

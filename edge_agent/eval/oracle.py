@@ -6,9 +6,11 @@ It answers every generation the harness asks for, by role:
                     planned call in order, then "not found" or the fact's clause as its last words;
   l3.<tool>.<n>  -> the planned arguments of the next planned call of that tool (a tool the plan
                     did not call, tried after an empty find, gets the first planned query);
-  judge          -> yes for each candidate line that carries an expected fact (its title included,
-                    which the answer shows), no for the others and for every line of an
-                    unanswerable question;
+  choose         -> the numbered lines that carry the expected facts: for each fact the first
+                    line holding it (its title included, which the answer shows), or 0 when no
+                    line does or the question is unanswerable; a question of as many parts as
+                    facts (reply.parts) is asked part by part, and each part's choice is its own
+                    fact's line;
   reply          -> the small-talk reply the caller scripted, else "not found".
 Everything else — dispatch, tools, retrieval, candidates, composition — is the real harness, so a
 question the oracle misses points at tools, data or the answer path, not at a model.
@@ -25,6 +27,7 @@ from pydantic import BaseModel
 
 from edge_agent.eval.questions import PlannedCall, Question
 from edge_agent.eval.scoring import contains, normalise
+from edge_agent.harness.reply import parts
 from edge_agent.llm.doubles import CallInfo, FunctionModel
 
 log = logging.getLogger(__name__)
@@ -33,6 +36,9 @@ NOT_FOUND_ANSWER = "I could not find that in your notes, files, calendar or memo
 ANSWER_CHARS = 200  # follower.ANSWER_CHARS: L2's answer limit
 CLAUSE_SPLIT = re.compile(r"(?<=[,;:])\s+|\s+(?:—|–|·)\s+")  # a sentence's clauses, for the shortest answer
 CLAUSE_CHARS = 60  # a longer clause is answered with the fact alone, as a terse reader would
+LINES_MARK = "Lines:\n"  # where harness.prompts.choose_messages starts the candidates
+QUESTION_MARK = "\n\nQuestion:"  # and where it ends them
+LINE_RE = re.compile(r"^(\d+)\. (.*)$")  # one numbered candidate
 STEP_LINE = re.compile(r"^\s*(?:\{|###|<)")  # L2's own JSON steps and template markup, not tool results
 LINE_LABEL = re.compile(r"^\s*-\s+|\s\[[^\]]*\]:")  # a result line's bullet and its "[kind, date]:" tag
 # A sentence ends at . ! ? before a capital, digit or quote, but not after a title abbreviation.
@@ -53,6 +59,7 @@ class _State:
     l3_used: list[int] = field(default_factory=list)
     plans: int = 0
     evidence: list[str] = field(default_factory=list)
+    choices: int = 0
     log: list[str] = field(default_factory=list)
 
 
@@ -76,7 +83,7 @@ class Oracle:
 
     def respond(self, info: CallInfo) -> Any:
         kind = info.role.split(".", 1)[0]
-        handler = {"planner": self._plan, "l2": self._l2, "l3": self._l3, "judge": self._judge,
+        handler = {"planner": self._plan, "l2": self._l2, "l3": self._l3, "choose": self._choose,
                    "reply": self._reply}.get(kind)
         if handler is None:
             raise OracleError(f"oracle has no answer for role {info.role!r}")
@@ -127,18 +134,40 @@ class Oracle:
                 raise OracleError(f"{st.question.id}: planned args for {tool} do not validate: {err}") from err
         return dict(call.args)
 
-    def _judge(self, info: CallInfo) -> list[str]:
-        q = self.state.question
-        facts = [] if q.category == "unanswerable" else q.expected_facts
-        return ["yes" if judge_line(line, facts) else "no" for line in info.continuations]
+    def _choose(self, info: CallInfo) -> dict[str, Any]:
+        st = self.state
+        q = st.question
+        st.choices += 1
+        if q.category == "unanswerable":
+            return {"lines": [0]}
+        facts = q.expected_facts
+        asked = parts(q.question)
+        if len(asked) > 1 and len(asked) == len(facts):
+            facts = [facts[min(st.choices, len(facts)) - 1]]  # part k asks for fact k
+        return {"lines": choose_lines(candidate_lines(info.prompt), facts) or [0]}
 
     def _reply(self, info: CallInfo) -> str:
         return NOT_FOUND_ANSWER
 
 
-def judge_line(line: str, facts: list[str]) -> bool:
-    """Whether a candidate line (where it comes from, then the text) carries one of the facts."""
-    return any(contains(line, f) for f in facts)
+def candidate_lines(prompt: str) -> dict[int, str]:
+    """The numbered candidates of a choice prompt: {number: "label: text"}."""
+    start = prompt.find(LINES_MARK)
+    if start < 0:
+        return {}
+    end = prompt.rfind(QUESTION_MARK)
+    block = prompt[start + len(LINES_MARK):end if end > start else len(prompt)]
+    return {int(m.group(1)): m.group(2) for m in map(LINE_RE.match, block.splitlines()) if m}
+
+
+def choose_lines(lines: dict[int, str], facts: list[str]) -> list[int]:
+    """For each fact, the first line holding it (a line is picked once; a fact in no line, none)."""
+    picked: list[int] = []
+    for fact in facts:
+        n = next((n for n, text in sorted(lines.items()) if contains(text, fact)), None)
+        if n is not None and n not in picked:
+            picked.append(n)
+    return picked
 
 
 def as_decoded(schema: type[BaseModel], value: Any) -> str:

@@ -129,21 +129,6 @@ class Structured(Generic[T]):
     """What it cost."""
 
 
-@dataclass(frozen=True)
-class Judged:
-    """How likely the model finds "yes" after each of several continuations of one prompt."""
-
-    probabilities: list[float]
-    """P(yes) / (P(yes) + P(no)) for each continuation, in order."""
-    usage: Usage = field(default_factory=Usage)
-    """What it cost: the prompt once, every continuation once, nothing decoded."""
-
-
-YES_WORDS = ("yes", "Yes", " yes", " Yes")
-NO_WORDS = ("no", "No", " no", " No")
-"""How a model may begin a yes or a no (each word's first token counts)."""
-
-
 @runtime_checkable
 class Model(Protocol):
     """What the harness needs from a language model. Every generation passes the FIFO lock."""
@@ -176,14 +161,6 @@ class Model(Protocol):
         session: str | None = None, deadline: float | None = None, head: str | None = None,
     ) -> Structured[T]:
         """A value of `schema`, decoded greedily under its JSON-schema grammar (same `deadline`, `head`)."""
-
-    async def judge(
-        self, prompt: str, continuations: Sequence[str], *, role: str = "", deadline: float | None = None,
-        head: str | None = None,
-    ) -> Judged:
-        """For each continuation, how likely the model's next token after `prompt` + continuation is
-        a yes rather than a no (YES_WORDS, NO_WORDS). The prompt is evaluated once; every
-        continuation from it, in one batch, and nothing is decoded (same `deadline`, `head`)."""
 
     async def warm_heads(self, heads: Sequence[str]) -> None:
         """Evaluate each static prompt head (tokenized with BOS, as a prompt is) under the lock and

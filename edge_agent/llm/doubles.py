@@ -14,8 +14,8 @@ from typing import Any, Callable, Sequence, TypeVar
 
 from pydantic import BaseModel
 
-from edge_agent.llm.base import (ChatMessage, Completion, ContextOverflow, GenerationTimeout, Judged, ModelError,
-                                 Structured, Usage)
+from edge_agent.llm.base import (ChatMessage, Completion, ContextOverflow, GenerationTimeout, ModelError, Structured,
+                                 Usage)
 from edge_agent.llm.lock import GenerationLock
 from edge_agent.llm.templates import render_plain
 
@@ -29,7 +29,7 @@ class CallInfo:
     prompt: str
     """The exact prompt string."""
     role: str
-    """The role tag the caller gave (planner, l2, l3.<tool>.<n>, judge, reply)."""
+    """The role tag the caller gave (planner, l2, l3.<tool>.<n>, choose, reply)."""
     schema: type[BaseModel] | None
     """The pydantic model for structured calls, else None."""
     max_tokens: int
@@ -40,9 +40,6 @@ class CallInfo:
     """The time.monotonic() instant the caller gave as the generation's deadline."""
     head: str | None = None
     """The static start of the prompt the caller named (see Model.generate)."""
-    continuations: tuple[str, ...] = ()
-    """For a judgement (Model.judge): the continuations of `prompt` to judge; the double's answer
-    is one yes/no (or a probability) for each."""
 
 
 @dataclass
@@ -124,25 +121,6 @@ class _Base:
         # A real grammar makes malformed output impossible; a bad script is a test bug: raise.
         value = schema.model_validate_json(raw)
         return Structured(value, raw, _with_gen(usage, self.count_tokens(raw)))
-
-    async def judge(self, prompt: str, continuations: Sequence[str], *, role: str = "",
-                    deadline: float | None = None, head: str | None = None) -> Judged:
-        """One call for all continuations: the script or fn answers a list, one yes/no each."""
-        if not continuations:
-            return Judged([], Usage())
-        out, usage = await self._run(CallInfo(prompt, role, None, 1, None, deadline, head, tuple(continuations)))
-        answers = list(out) if isinstance(out, (list, tuple)) else [out] * len(continuations)
-        if len(answers) != len(continuations):  # a bad script is a test bug
-            raise ModelError(f"judge: {len(answers)} answers for {len(continuations)} continuations")
-        extra = sum(self.count_tokens(c) for c in continuations)
-        return Judged([_probability(a) for a in answers], dataclasses.replace(usage, prompt_tokens=usage.prompt_tokens + extra))
-
-
-def _probability(answer: Any) -> float:
-    """A double's judgement of one continuation: "yes"/"no", a bool, or P(yes) itself."""
-    if isinstance(answer, str):
-        return 1.0 if answer.strip().lower().startswith("yes") else 0.0
-    return float(answer)
 
 
 def _with_gen(usage: Usage, n: int) -> Usage:

@@ -23,8 +23,8 @@ from edge_agent.llm.grammars import gbnf_for
 from edge_agent.llm.loading import check_model_file, cpu_advertises_amx, model_params
 from edge_agent.llm.grammar_decode import GrammarDecoder
 from edge_agent.llm.heads import DEFAULT_HEAD_CACHE_MB, MIN_HEAD_TOKENS, HeadCache, common_prefix, seq_state, set_seq_state
-from edge_agent.llm.base import (NO_WORDS, YES_WORDS, ChatMessage, Completion, GenerationTimeout,  # noqa: F401
-                                 Judged, ModelError, ModelLoadError, Structured, StructuredOutputError, Usage)
+from edge_agent.llm.base import (ChatMessage, Completion, GenerationTimeout, ModelError, ModelLoadError,  # noqa: F401
+                                 Structured, StructuredOutputError, Usage)
 from edge_agent.llm.lock import GenerationLock, finish_thread
 from edge_agent.llm.sessions import SessionKeeper
 from edge_agent.llm.templates import PLAIN_STOPS, render_plain, template_for_llama
@@ -347,85 +347,6 @@ class LlamaCppModel:
             # (max_tokens reached) or a constraint the grammar cannot express.
             raise StructuredOutputError(raw, finish, str(err), usage) from err
         return Structured(value, raw, usage)
-
-    # -- judging -----------------------------------------------------------------------------------
-    def _answer_ids(self, words: Sequence[str]) -> list[int]:
-        """The first token of each spelling of a one-word answer ("yes", " Yes", ...), once each."""
-        ids = [self.tokenize(w)[:1] for w in words]
-        return sorted({i[0] for i in ids if i})
-
-    async def judge(self, prompt: str, continuations: Sequence[str], *, role: str = "",
-                    deadline: float | None = None, head: str | None = None) -> Judged:
-        """See Model.judge."""
-        if not continuations:
-            return Judged([], Usage())
-        async with self.lock.hold() as wait_ms:
-            if self._llm is None or self.vocab_only:
-                raise ModelError("the model is closed" if self._llm is None else "a vocab-only model cannot judge")
-            self._apply_forgets()
-            prefix = self.tokenize(prompt, add_bos=True)
-            tails = [self.tokenize(c) for c in continuations]
-            check_window(len(prefix) + max(len(t) for t in tails), 1, self.n_ctx, role)
-            head_len = self._head_length(head, prefix + tails[0])
-            head_len = head_len if head_len < len(prefix) else 0
-            yes, no = self._answer_ids(YES_WORDS), self._answer_ids(NO_WORDS)
-            ctl = Control(deadline=deadline)
-            fut = asyncio.get_running_loop().run_in_executor(
-                None, self._judge_blocking, prefix, tails, yes, no, head_len, ctl)
-            try:
-                probs, usage = await finish_thread(fut, ctl.abort.set)
-            except GenerationTimeout as err:
-                err.usage = dataclasses.replace(err.usage, wait_ms=wait_ms)
-                raise
-            except ModelError:
-                raise
-            except Exception as err:
-                raise ModelError(f"judging failed ({role or 'unnamed'}): {err}") from err
-            finally:
-                self._apply_forgets()
-        return Judged(probs, dataclasses.replace(usage, wait_ms=wait_ms))
-
-    def _judge_blocking(self, prefix: list[int], tails: list[list[int]], yes: list[int], no: list[int],
-                        head_len: int, ctl: Control) -> tuple[list[float], Usage]:
-        with self._busy:
-            if self._llm is None:
-                raise ModelError("the model is closed")
-            ev = self._evaluator()
-            ev.control = ctl
-            progress = Progress()
-            probs: list[float] = []
-            try:
-                llm = self._llm
-                self.sessions.switch(llm, None)
-                cached = self._reuse(prefix + tails[0], None, head_len)
-                ev.control.prefill_s_per_token, ev.control.decode_s_per_token = self.sessions.rates_s()
-                keep = (lambda: self._keep_head(prefix[:head_len])) if self.heads.enabled and head_len > cached else None
-                self._kv_head = 0
-                prefill(ev, prefix, min(cached, len(prefix) - 1), progress, checkpoint=head_len, on_checkpoint=keep)
-                self._kv_head = head_len
-                t0 = time.perf_counter()
-                for tail in tails:  # each from the prompt's own state, in one batch: the same cells every run
-                    ev.truncate(len(prefix))
-                    ev.eval(tail)
-                    logits = np.asarray(ev.logits(-1), dtype=np.float64)
-                    top = max(logits[yes].max(), logits[no].max())
-                    p_yes, p_no = np.exp(logits[yes] - top).sum(), np.exp(logits[no] - top).sum()
-                    probs.append(float(p_yes / (p_yes + p_no)))
-                ev.truncate(len(prefix))
-                progress.prefill_s += time.perf_counter() - t0
-                progress.prefilled += sum(len(t) for t in tails)
-            except Stopped as stopped:
-                usage = Usage(prompt_tokens=len(prefix) + sum(len(t) for t in tails), cached_tokens=progress.cached,
-                              prefill_ms=progress.prefill_s * 1000)
-                if stopped.reason == "deadline":
-                    raise GenerationTimeout("", usage) from None
-                raise ModelError("judging aborted") from None
-            finally:
-                ev.control = Control()
-                self.sessions.observe_prefill(progress.prefilled, progress.prefill_s * 1000)
-            usage = Usage(prompt_tokens=len(prefix) + sum(len(t) for t in tails), cached_tokens=progress.cached,
-                          prefill_ms=progress.prefill_s * 1000)
-            return probs, usage
 
     # -- cached heads ------------------------------------------------------------------------------
     async def warm_heads(self, heads: Sequence[str]) -> None:

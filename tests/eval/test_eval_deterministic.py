@@ -13,16 +13,13 @@ pytestmark = pytest.mark.real_model
 IDS = ("q002", "q013", "q029", "q036", "q043", "q065")  # a person, a file, a calendar day, recall, two parts
 
 
-def _load(tiny_model_path, head_dir):
+def _load(path, head_dir):
     from edge_agent.llm.llamacpp import LlamaCppModel
-    from edge_agent.llm.adapter import choose_adapter
 
-    adapter = choose_adapter("auto", tiny_model_path, None)
-    kwargs = {"lora_path": adapter.path, "lora_sha256": adapter.sha256} if adapter else {}
-    return LlamaCppModel(tiny_model_path, n_ctx=4096, n_threads=2, head_cache_dir=head_dir, **kwargs)
+    return LlamaCppModel(path, n_ctx=4096, n_threads=2, head_cache_dir=head_dir, merged_adapter="shipped")
 
 
-async def test_two_runs_answer_alike_cold_and_warm(tiny_model_path, world_settings, world_clock_fixed, tmp_path):
+async def test_two_runs_answer_alike_cold_and_warm(shipped_model_path, world_settings, world_clock_fixed, tmp_path):
     questions = [q for q in load_questions(WORLD_DIR / "questions.jsonl").questions if q.id in IDS]
     assert len(questions) == len(IDS)
 
@@ -31,13 +28,13 @@ async def test_two_runs_answer_alike_cold_and_warm(tiny_model_path, world_settin
                              progress=lambda _: None)
         return {r.id: (r.answer, r.exit_kind, tuple(r.tools_called)) for r in run.results}
 
-    cold = _load(tiny_model_path, tmp_path / "heads")  # nothing on disk: every head computed in the run
+    cold = _load(shipped_model_path, tmp_path / "heads")  # nothing on disk: every head computed in the run
     try:
         first = await answers(cold, questions)
         again = await answers(cold, questions)  # the same model, its heads and sessions warm
     finally:
         cold.close()
-    warm = _load(tiny_model_path, tmp_path / "heads")  # a restart: the heads restored from disk
+    warm = _load(shipped_model_path, tmp_path / "heads")  # a restart: the heads restored from disk
     try:
         reordered = await answers(warm, list(reversed(questions)))  # other questions before each one
     finally:

@@ -4,20 +4,45 @@ from __future__ import annotations
 import json
 
 from edge_agent.cli import main
-from edge_agent.eval.oracle import NOT_FOUND_ANSWER, judge_line
+from edge_agent.eval.oracle import NOT_FOUND_ANSWER, candidate_lines, choose_lines
 from edge_agent.eval.questions import load_questions
 from edge_agent.eval.report import render_markdown
 from edge_agent.eval.runner import run_mode
+from edge_agent.harness.prompts import choose_messages
+from edge_agent.llm.templates import render_plain
 from edge_agent.paths import WORLD_DIR
 
 from eval_samples import SAMPLE_QUESTIONS, write_questions
 
 
-def test_the_oracle_says_yes_to_the_lines_that_carry_the_facts():
-    assert judge_line("Joel (partner): Birthday 22 October.", ["22 october"])
-    assert judge_line("Leo (brother): Lives in Leeds.", ["Amira", "Leeds"])
-    assert not judge_line("Leo (brother): Birthday 9 January.", ["22 October"])
-    assert not judge_line("anything at all", [])  # an unanswerable question: no line answers
+def test_the_oracle_chooses_the_lines_that_carry_the_facts():
+    prompt = render_plain(choose_messages("1. Joel (partner): Birthday 22 October.\n2. Leo (brother): Lives in Leeds.\n"
+                                          "3. Leo (brother): Birthday 9 January.", "when is joel's birthday"))
+    lines = candidate_lines(prompt)
+    assert lines == {1: "Joel (partner): Birthday 22 October.", 2: "Leo (brother): Lives in Leeds.",
+                     3: "Leo (brother): Birthday 9 January."}
+    assert choose_lines(lines, ["22 October"]) == [1]
+    assert choose_lines(lines, ["Leeds", "9 January"]) == [2, 3]
+    assert choose_lines(lines, ["Leeds", "not there"]) == [2]  # what is there is chosen
+    assert choose_lines(lines, ["not there"]) == [] and candidate_lines("no lines here") == {}
+
+
+def test_a_two_part_question_is_taught_one_fact_a_part():
+    from edge_agent.eval.oracle import Oracle
+    from edge_agent.eval.questions import PlannedCall, Question, QuestionPlan
+    from edge_agent.llm.doubles import CallInfo
+
+    q = Question(id="m1", question="When is Joel's birthday, and where does Leo live?", category="multi",
+                 expected_tools=["check_notebook"], expected_facts=["22 October", "Leeds"], expected_file=None,
+                 expected_exit="complete",
+                 plan=QuestionPlan(skill="person_facts", calls=[PlannedCall(tool="check_notebook", instruction="Joel",
+                                                                            args={"query": "Joel"})]))
+    lines = "1. Leo (brother): Lives in Leeds.\n2. Joel (partner): Birthday 22 October."
+    oracle = Oracle()
+    oracle.begin(q)
+    first = oracle.respond(CallInfo(render_plain(choose_messages(lines, "When is Joel's birthday")), "choose", None, 20))
+    second = oracle.respond(CallInfo(render_plain(choose_messages(lines, "where does Leo live")), "choose", None, 20))
+    assert (first, second) == ({"lines": [2]}, {"lines": [1]})  # part k is taught fact k's line
 
 
 async def test_oracle_is_right_end_to_end_on_every_category(world_settings, world_clock_fixed, tmp_path):

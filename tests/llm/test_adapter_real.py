@@ -35,12 +35,13 @@ def test_the_bundled_model_loads_it_by_default_and_not_with_no_adapter(tmp_path,
     card = json.loads(card_path(SHIPPED).read_text(encoding="utf-8"))
     model = load_model(_settings(tmp_path, tiny_model_path))
     try:
-        assert model.adapter_sha256 == card["sha256"] and model.name.endswith(f"+adapter:{card['sha256'][:12]}")
+        # merged into the weights by default (model.adapter_merge = q8_0), named by the adapter's hash
+        assert model.adapter_sha256 == card["sha256"] and model.name.endswith(f"+merged:{card['sha256'][:12]}")
     finally:
         model.close()
     bare = load_model(_settings(tmp_path, tiny_model_path, **{"model.adapter": "none"}))
     try:
-        assert bare.adapter_sha256 is None and "+adapter" not in bare.name
+        assert bare.adapter_sha256 is None and "+adapter" not in bare.name and "+merged" not in bare.name
     finally:
         bare.close()
 
@@ -75,4 +76,4 @@ async def test_the_quickstart_question_runs_through_the_adapter_and_ends(tmp_pat
     assert out.pending is None
     sessions = [r for r in rows if r.prompt]
     assert sessions[0].role == "planner" and len(sessions) >= 2
-    assert all("+adapter:" in (r.model or "") for r in sessions)
+    assert all("+merged:" in (r.model or "") for r in sessions)

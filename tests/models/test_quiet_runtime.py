@@ -11,10 +11,10 @@ pytestmark = pytest.mark.real_model
 NOW = "2026-11-18T09:30:00"  # the sample world's clock
 
 
-def test_ask_local_prints_nothing_from_llama_cpp(tiny_model_path, tmp_path):
+def test_ask_local_prints_nothing_from_llama_cpp(shipped_model_path, tmp_path):
     data = tmp_path / "data"
     assert run_cli("--data-dir", str(data), "world", "load").returncode == 0
-    proc = run_cli("--data-dir", str(data), "--model", str(tiny_model_path), "ask", "--local", "--now", NOW,
+    proc = run_cli("--data-dir", str(data), "--model", str(shipped_model_path), "ask", "--local", "--now", NOW,
                    "dentist when")
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert proc.stdout.strip()
