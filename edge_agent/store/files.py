@@ -11,6 +11,7 @@ import asyncio
 import logging
 import os
 import stat
+import threading
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
@@ -32,6 +33,7 @@ FIELD_WEIGHTS = {"name_terms": 4.0, "dirs": 2.0, "meta": 1.0, "text": 1.0}
 """bm25 weight of a hit in the file's name, its folder names, its kind words and its text."""
 DEFAULT_LIMIT = 5  # hits a search returns
 READ_SLACK = 3  # extra rows fetched so a hit refused at read time does not shorten the list
+FILE_TIME_CAP_S = 20.0  # one file's reading and text extraction; past it, indexed by name and metadata
 
 Progress = Callable[[int, int], None]
 """progress(done, total) during indexing."""
@@ -236,9 +238,38 @@ def _read_changed(root: Path, path: Path, before: tuple[float, int] | None
         return st, describe(path), f"{path}: {err}; indexed by name and metadata only"
 
 
+def in_daemon_thread(fn: Callable, *args) -> asyncio.Future:
+    """`fn(*args)` in a daemon thread: unlike asyncio.to_thread's pool, a file that takes too long
+    is left behind by wait_for and never holds the process at exit (SIGTERM stops a peer at once)."""
+    loop = asyncio.get_running_loop()
+    fut = loop.create_future()
+
+    def settle(how: Callable[[], object]) -> None:
+        try:
+            loop.call_soon_threadsafe(how)
+        except RuntimeError:  # the loop is closed: nobody waits for this file any more
+            pass
+
+    def run() -> None:
+        try:
+            result = fn(*args)
+        except BaseException as err:  # handed to the awaiting task
+            settle(lambda: fut.done() or fut.set_exception(err))
+        else:
+            settle(lambda: fut.done() or fut.set_result(result))
+
+    threading.Thread(target=run, name="file-extract", daemon=True).start()
+    return fut
+
+
 async def _index_one(conn: aiosqlite.Connection, report: IndexReport, known: dict, device: str, root: Path,
                      path: Path) -> None:
-    stat, facts, reject = await asyncio.to_thread(_read_changed, root, path, known.get((str(root), str(path))))
+    try:
+        stat, facts, reject = await asyncio.wait_for(
+            in_daemon_thread(_read_changed, root, path, known.get((str(root), str(path)))), FILE_TIME_CAP_S)
+    except asyncio.TimeoutError:  # a pathological PDF: its name still finds it
+        stat, facts = os.stat(path), describe(path)
+        reject = f"{path}: reading took over {FILE_TIME_CAP_S:.0f} s; indexed by name and metadata only"
     if facts is None:
         report.unchanged += 1
         return

@@ -117,3 +117,30 @@ async def test_files_serve_command_answers_searches(settings_for, start_agent, t
         kill_tree(peer)
     assert [h["name"] for h in result["hits"]] == ["resume.txt"] and result["unreachable"] == []
     assert peer.returncode == 0, (tmp_path / "peer.log").read_text()[-2000:]
+
+
+async def test_a_named_pipe_in_the_folder_neither_hangs_files_serve_nor_its_sigterm(settings_for, start_agent,
+                                                                                    tmp_path):
+    # pipe.txt, a FIFO nobody writes to: opening it to read would wait forever. The peer skips it,
+    # comes online, answers, and stops within 5 s of SIGTERM.
+    import os
+    import time
+
+    root = tmp_path / "docs"
+    root.mkdir()
+    (root / "resume.txt").write_text(RESUME, encoding="utf-8")
+    os.mkfifo(root / "pipe.txt")
+    service = await start_agent(FakeAsker(), settings_for("pi"))
+    peer = spawn_cli(["files", "serve", "--root", str(root), "--device", "laptop"], settings_for("laptop"),
+                     tmp_path / "peer.log")
+    try:
+        await _until(lambda: service.directory.online("laptop"), 30)
+        result = await service.remote.search("curriculum vitae", ["laptop"])
+        started = time.monotonic()
+        os.killpg(peer.pid, signal.SIGTERM)
+        peer.wait(5)
+        stopped_s = time.monotonic() - started
+    finally:
+        kill_tree(peer)
+    assert [h["name"] for h in result["hits"]] == ["resume.txt"]
+    assert stopped_s < 5 and peer.returncode == 0, (tmp_path / "peer.log").read_text()[-2000:]

@@ -114,3 +114,27 @@ def test_reading_a_pipe_as_text_refuses_at_once(tmp_path):
     os.mkfifo(tmp_path / "pipe.txt")
     with pytest.raises(ExtractionError, match="not a regular file"):
         extract(tmp_path / "pipe.txt")
+
+
+async def test_a_file_that_takes_too_long_is_indexed_by_name_and_the_rest_go_on(store, layout, monkeypatch):
+    import time
+
+    from edge_agent.store import files
+
+    _, root, _ = layout
+    (root / "huge-report.pdf").write_bytes(b"%PDF-1.4 not really")
+    real = files.extract
+
+    def slow(path):
+        if path.name == "huge-report.pdf":
+            time.sleep(3)
+        return real(path)
+
+    monkeypatch.setattr(files, "extract", slow)
+    monkeypatch.setattr(files, "FILE_TIME_CAP_S", 0.5)
+    started = time.monotonic()
+    report = await index_paths(store.conn, "pi", [root])
+    assert time.monotonic() - started < 2.5
+    assert any("huge-report.pdf" in r and "took over" in r for r in report.rejects)
+    assert {h["name"] for h in await search_files(store.conn, "huge report")} == {"huge-report.pdf"}
+    assert {h["name"] for h in await search_files(store.conn, "shopping list")} == {"notes.txt"}
