@@ -28,6 +28,29 @@ TAKEOVER_ROUNDS = 10  # logins under the agent's plain client id
 LOCKED_WAIT_S = 60.0  # a locked question's final event must come within this (the service tries ~18 s)
 
 
+def flip_in_place(path: Path, nbytes: int = 4096) -> None:
+    """`nbytes` in the middle of `path` inverted, its size and mtime put back (a silent bit rot)."""
+    st = path.stat()
+    with open(path, "r+b") as fh:
+        fh.seek(st.st_size // 2)
+        block = fh.read(nbytes)
+        fh.seek(st.st_size // 2)
+        fh.write(bytes(b ^ 0xFF for b in block))
+    os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns))
+
+
+def make_damaged_database(path: Path) -> Path:
+    """A SQLite file whose pages past the first were overwritten: the header says SQLite, the rest is noise."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with sqlite3.connect(path) as db:
+        db.execute("CREATE TABLE IF NOT EXISTS t(x TEXT)")
+        db.executemany("INSERT INTO t VALUES (?)", [("row %d" % i * 20,) for i in range(2000)])
+    raw = bytearray(path.read_bytes())
+    raw[4096:4096 * 8] = b"\xa5" * (4096 * 7)
+    path.write_bytes(bytes(raw))
+    return path
+
+
 def _cli(*args: str, timeout_s: float = 60) -> subprocess.CompletedProcess:
     env = dict(os.environ, PYTHONPATH=str(PROJECT_ROOT))
     return subprocess.run([sys.executable, "-m", "edge_agent.cli", *args], capture_output=True, text=True,
@@ -165,14 +188,7 @@ async def interrupted_confirmation(rig: Rig) -> tuple[bool, str]:
 async def damaged_database(rig: Rig) -> tuple[bool, str]:
     """`serve` on a database whose pages were overwritten: one line and a non-zero exit, fast."""
     data = rig.root / "damaged"
-    data.mkdir(exist_ok=True)
-    path = data / "edge-agent.db"
-    with sqlite3.connect(path) as db:
-        db.execute("CREATE TABLE IF NOT EXISTS t(x TEXT)")
-        db.executemany("INSERT INTO t VALUES (?)", [("row %d" % i * 20,) for i in range(2000)])
-    raw = bytearray(path.read_bytes())
-    raw[4096:4096 * 8] = b"\xa5" * (4096 * 7)
-    path.write_bytes(bytes(raw))
+    make_damaged_database(data / "edge-agent.db")
     proc = await asyncio.to_thread(_cli, "--data-dir", str(data), "serve", "--log-format", "text")
     line = (proc.stderr or "").strip().splitlines()[-1:] or [""]
     held = proc.returncode == 1 and "database:" in line[0] and "Traceback" not in proc.stderr
@@ -187,13 +203,7 @@ async def flipped_model(rig: Rig) -> tuple[bool, str]:
     model = rig.root / "flipped" / BUNDLED_FILE
     model.parent.mkdir(exist_ok=True)
     shutil.copyfile(source, model)
-    st = model.stat()
-    with open(model, "r+b") as fh:
-        fh.seek(st.st_size // 2)
-        block = fh.read(4096)
-        fh.seek(st.st_size // 2)
-        fh.write(bytes(b ^ 0xFF for b in block))
-    os.utime(model, ns=(st.st_atime_ns, st.st_mtime_ns))
+    flip_in_place(model)
     proc = await asyncio.to_thread(_cli, "--data-dir", str(rig.root / "flipped-data"), "--model", str(model),
                                    "serve", "--log-format", "text")
     model.unlink()

@@ -10,6 +10,7 @@ from datetime import datetime, timezone
 import pytest
 
 from edge_agent.config import load_settings
+from edge_agent.eval.abuse_faults import flip_in_place, make_damaged_database
 from edge_agent.llm.bundled import BUNDLED_FILE
 from edge_agent.ops import doctor
 from ops_helpers import cli_env, free_port, run_cli, start_broker
@@ -138,23 +139,8 @@ def test_a_bad_config_value_stops_start_up_naming_key_and_file(tmp_path):
     assert str(conf) in proc.stderr and "ops.min_available_mb" in proc.stderr
 
 
-def _damaged_database(data_dir):
-    """A database whose pages were overwritten: the header says SQLite, the rest is noise."""
-    import sqlite3
-
-    data_dir.mkdir(parents=True, exist_ok=True)
-    path = data_dir / "edge-agent.db"
-    with sqlite3.connect(path) as db:
-        db.execute("CREATE TABLE t(x TEXT)")
-        db.executemany("INSERT INTO t VALUES (?)", [("row %d" % i * 20,) for i in range(2000)])
-    data = bytearray(path.read_bytes())
-    data[4096:4096 * 8] = b"\xa5" * (4096 * 7)
-    path.write_bytes(bytes(data))
-    return path
-
-
 def test_a_damaged_database_fails_doctor_and_stops_serve_with_one_line(tmp_path):
-    path = _damaged_database(tmp_path / "data")
+    path = make_damaged_database(tmp_path / "data" / "edge-agent.db")
     check = doctor.check_database(path)
     assert check.status == "fail" and "move it aside" in check.detail
     (tmp_path / "junk.db").write_bytes(b"not a database at all" * 100)
@@ -170,18 +156,11 @@ def test_a_damaged_database_fails_doctor_and_stops_serve_with_one_line(tmp_path)
 def test_serve_refuses_a_model_with_a_flipped_bit_that_kept_size_and_mtime(tmp_path, tiny_model_path):
     # The bundled model's sha256 is known: 4 KB flipped in place, size and mtime put back, is caught
     # before anything loads (serve hashes the whole file at start; `doctor` does the same).
-    import os
-
     model = tmp_path / "models" / BUNDLED_FILE
     model.parent.mkdir()
     shutil.copyfile(tiny_model_path, model)
     st = model.stat()
-    with open(model, "r+b") as fh:
-        fh.seek(st.st_size // 2)
-        block = fh.read(4096)
-        fh.seek(st.st_size // 2)
-        fh.write(bytes(b ^ 0xFF for b in block))
-    os.utime(model, ns=(st.st_atime_ns, st.st_mtime_ns))
+    flip_in_place(model)
     assert model.stat().st_size == st.st_size and model.stat().st_mtime_ns == st.st_mtime_ns
     proc = run_cli("--data-dir", str(tmp_path / "data"), "--model", str(model), "serve", "--log-format", "text",
                    timeout=60)
