@@ -8,8 +8,11 @@ of another line). So it never writes an answer's facts. What it does:
    entries, the located files' passages, calendar events — is cut into spans: sentences, and
    the parts a list separator divides ("Bristol, UK · clara@example.com · 07700 900412"). A span
    is scored by the question's terms it and its title hold (stemmed, with the synonym table; a
-   rarer term weighs more; a term elsewhere in its entry counts a little), then by the terms of
-   the searches the model crafted. The best CANDIDATES spans, at most PER_ITEM of one entry,
+   rarer term weighs more; one met only through a synonym less; a term elsewhere in its entry
+   counts a little, one named where it comes from again: the electrician's page is about the
+   electrician), then by the terms of the searches the model crafted. A part asking for a kind
+   of value only a line can hold (a phone number, an email: ASKED_KINDS) is answered from lines
+   holding one, or not at all. The best CANDIDATES spans, at most PER_ITEM of one entry,
    chosen so each part of the question gets some, are the candidates; sentences that speak to
    the assistant are never among them (injection.py), and a line from an entry that held one
    says so in the answer.
@@ -67,6 +70,14 @@ SOFT_WEIGHT = 0.5  # a word for a kind of value ("number", "phone": store.text.S
 # "my dentist's phone number" is about the dentist, not about every line with a number
 COVERED = 0.5  # a term an earlier candidate holds counts this much more for the next ones
 RELATED_WEIGHT = 0.3  # a term of the question's other parts: "can you find his invoice" is about the plumber
+ABOUT_WEIGHT = 1.0  # a term named where the line comes from counts this much again: "Enzo Tembo (electrician)"
+# is about the electrician; a tenancy line that mentions "contact details" only mentions them
+TITLED = ("notebook", "memory")
+"""Stores whose every line is about what it is named for: a note's title, a message's sender. A
+file's name is about the file, not each of its lines (a receipt's address line is not about the
+café); an event is one line with its title in it."""
+SYNONYM_WEIGHT = 0.5  # a term met only through the synonym table counts this share ("electrical" for
+# "electrician" also stems to every "electricity" bill)
 PART_SPLIT = re.compile(
     r"\s*(?:[,;]\s*(?:and|plus|also|as well as)\b|(?:\?\s+|\band\s+)(?=(?:what|whats|what's|when|whens|when's|"
     r"where|wheres|where's|who|whos|who's|which|how|hows|how's|can|could|did|does|do|is|are|has|have)\b))\s*",
@@ -93,6 +104,25 @@ VALUE_WORDS = {"number": "number", "numbers": "number", "phone": "number", "mobi
                "fee": "amount", "owe": "amount", "quote": "amount"}
 """A question word asking for a kind of value -> the kind ("when's the MOT" wants a date, "how
 much" an amount). Among the lines about the thing asked, one holding such a value ranks first."""
+ASKED_KINDS = {"email": "email", "emails": "email", "phone": "phone", "mobile": "phone", "tel": "phone",
+               "telephone": "phone", "number": "number", "numbers": "number", "code": "code", "pin": "code"}
+"""A word asking for a value only a line that holds one can give (HOLDS): a question part asking
+for one is answered from such lines alone, and with none of them found, nothing was found. A
+date or an amount is not among them: "how much notice" is answered by "two months"."""
+_PHONE = r"(?:\+\d{1,3}[ -]?)?\(?\d{3,}\)?(?:[ -]?\d{3,})+"
+HOLDS = {"email": re.compile(r"[\w.+-]+@[\w-]+\.\w"),
+         "phone": re.compile(_PHONE),
+         "number": re.compile(rf"{_PHONE}|\d{{5,}}|\b(?=[\w-]*\d)(?=[\w-]*[a-z])[\w-]{{4,}}\b", re.IGNORECASE),
+         "code": re.compile(r"\d{3,}|\b(?=\w*\d)(?=\w*[a-z])\w{4,}\b", re.IGNORECASE)}
+"""What a line holding each asked kind has: an address; a phone number (groups of three digits or
+more, a country code before them: never a date's "22 1992"); that, five digits or a reference mixing
+letters and digits for another number; three digits for a code."""
+MESSAGE_DETERMINERS = frozenset("the that this an a last".split())
+"""Words that make the "email" a few words after them a message ("that delivery email", "the
+email from Gwen"); without them ("gwens email", "what email should I use") it is an address."""
+TOLD = re.compile(r"\b(?:say|said|says|sent|send|wrote|write|message|reply|replied|about|mention|mentioned)\b",
+                  re.IGNORECASE)
+"""A question about what was said ("what did the delivery email say") asks for the saying, not a value."""
 KIND_WEIGHT = 0.5  # of the question's heaviest term, for a line about it holding the kind of value asked for
 STORE_OF = {"notes": "notebook", "memory": "memory", "files": "files", "events": "calendar"}
 """Side channel -> the store named in `sources`."""
@@ -245,13 +275,18 @@ def candidates(channels: SideChannels, question: str, crafted: Sequence[str] = (
     other_words = {t.word for t in others}
     terms = _unique(asked + others + [t for q in crafted for t in query_plan(q)
                                       if t.word not in asked_words | other_words])
+    literal = [QueryTerm(t.word, t.phrases[:1], t.soft) for t in terms]  # the word itself, no synonyms
     if not spans or not terms:
         return []
     own = [set(text_matches(terms, f"{s.label} {s.text}")) for s in spans]
+    direct = [set(text_matches(literal, f"{s.label} {s.text}")) for s in spans]
+    about = [set(text_matches([t for t in literal if not t.soft], s.label)) if s.store in TITLED else set()
+             for s in spans]  # a word for a kind of value names no thing: "Pasted email" is not about an address
     context: dict[int, set[str]] = {}
     for s, found in zip(spans, own):
         context.setdefault(s.item, set()).update(found)
-    df = Counter(t for found in own for t in found)
+    df = Counter(t for found in direct for t in found)  # a term's rarity is its own word's, not its synonyms'
+    df.update({t: n for t, n in Counter(t for found in own for t in found).items() if not df[t]})
     source = {t.word: 1.0 if t.word in asked_words else RELATED_WEIGHT if t.word in other_words else CRAFTED_WEIGHT
               for t in terms}
     weight = {t.word: math.log(1 + len(spans) / df[t.word]) * source[t.word] * (SOFT_WEIGHT if t.soft else 1.0)
@@ -261,18 +296,25 @@ def candidates(channels: SideChannels, question: str, crafted: Sequence[str] = (
                                                      if w in VALUE_WORDS)]
     kind_bonus = KIND_WEIGHT * max(weight.values(), default=0.0)
     valued = [any(p.search(s.text) for p in shapes) for s in spans]
+    for i, s in enumerate(spans):  # named for the question, and saying something to it: a term or the value asked
+        if not (valued[i] or text_matches(terms, s.text)):
+            about[i] = set()
 
     def score(i: int) -> float:
         if own[i] and own[i] <= other_words:  # only the other parts' words: that part's candidate, not this one's
             return 0.0
         near = context[spans[i].item] - own[i]
-        base = (sum(weight[t] * cover[t] for t in own[i])
+        base = (sum(weight[t] * cover[t] * (1.0 if t in direct[i] else SYNONYM_WEIGHT) for t in own[i])
+                + ABOUT_WEIGHT * sum(weight[t] * cover[t] for t in about[i])
                 + CONTEXT_WEIGHT * sum(weight[t] * cover[t] for t in near))
         return base + (kind_bonus if base > 0 and valued[i] else 0.0)
 
     first = {store: n for n, store in enumerate(first_stores)}
     order = {i: (first.get(s.store, len(first)), i) for i, s in enumerate(spans)}
     left = set(range(len(spans)))
+    kind = asked_kind(question)
+    if kind is not None:  # only a line holding the value asked for can answer
+        left = {i for i in left if HOLDS[kind].search(spans[i].text)}
     out: list[Span] = []
     per_item: Counter = Counter()
     while left and len(out) < limit:
@@ -287,6 +329,21 @@ def candidates(channels: SideChannels, question: str, crafted: Sequence[str] = (
         for t in own[best]:
             cover[t] *= COVERED
     return out
+
+
+def asked_kind(question: str) -> str | None:
+    """The one kind of value (ASKED_KINDS) a question part asks for, or None: none named, two
+    named ("email and phone"), or a question about what was said. "phone number" is a phone;
+    "email" is an address before "address" or without a determiner just before it."""
+    if TOLD.search(question):
+        return None
+    ws = re.findall(r"[a-z]+", question.lower())
+    kinds = {ASKED_KINDS[w] for i, w in enumerate(ws) if w in ASKED_KINDS and ws[i + 1: i + 2] != ["of"]
+             and (ASKED_KINDS[w] != "email" or ws[i + 1: i + 2] == ["address"]
+                  or not set(ws[max(0, i - 3): i]) & MESSAGE_DETERMINERS)}
+    if kinds == {"phone", "number"}:
+        return "phone"
+    return kinds.pop() if len(kinds) == 1 else None
 
 
 def _unique(terms: list[QueryTerm]) -> list[QueryTerm]:

@@ -35,8 +35,12 @@ should so some such than that the their theirs them themselves then there these 
 through to too under until up very was we were what when where which while who whom why will
 with would you your yours yourself yourselves please find show tell get give look looking need
 want wanted
+hey hi hiya hello um uh erm er pls plz thanks thank thx ta cheers sorry ok okay oh yeah btw quick
+actually anywhere somewhere anything something stuff thing things remind know again
 """.split())
-"""Words that carry no ranking signal in a search query."""
+"""Words that carry no ranking signal in a search query, with the fillers of a question typed to a
+phone ("hiya is there a number for my electrician anywhere in my stuff ta"):
+matched in a stored line they make a manual's "anything" or a newsletter's "thanks" look like an answer."""
 
 SOFT_WORDS = frozenset("""
 number numbers email address phone tel telephone date dates time times amount amounts name names detail

@@ -165,6 +165,55 @@ def test_the_models_own_search_words_rank_too():
     assert candidates(ch, "who pays me", crafted=["employer"])[0].text == "Clara is an analyst at Fernleaf."
 
 
+def test_a_line_of_the_entry_named_for_the_question_outranks_a_passing_mention():
+    # "electrician" also reaches every electricity bill through the synonym "electrical" (one stem);
+    # the tenancy's "contact details" only mention contact. The electrician's own page answers.
+    bill = {"device": "pi", "path": "/d/yarrow-electricity-bill.md", "name": "yarrow-electricity-bill.md",
+            "kind": "text", "excerpt": "Account number: 74587422.\nElectricity used: 310 kWh."}
+    lease = {"device": "pi", "path": "/d/tenancy.md", "name": "tenancy.md", "kind": "text",
+             "excerpt": "The landlord keeps the tenant's contact details only to manage this tenancy."}
+    ch = channels_with(note(1, "Enzo Tembo (electrician)", "Works at Maple Wiring. Phone +44 7700 900168."),
+                       files=(bill, lease))
+    best = candidates(ch, "hiya is there a contact number for my electrician anywhere in my stuff ta")
+    assert best[0].text == "Phone +44 7700 900168."
+
+
+def test_a_part_asking_for_a_number_is_answered_only_by_lines_holding_one():
+    ch = channels_with(note(1, "Gwen Pryce (landlord)", "Birthday 3 November (born 1952). Mobile +44 7700 900558."),
+                       note(2, "Birthday and passport", "Clara was born on 12 April 1988 in Shrewsbury."))
+    assert [s.text for s in candidates(ch, "tell me my landlord's number")] == ["Mobile +44 7700 900558."]
+    assert candidates(ch, "What's my passport number?") == []  # a date is not the number asked for
+    assert candidates(ch, "whats gwens email") == []
+    assert candidates(ch, "when is gwens birthday")[0].text == "Birthday 3 November (born 1952)."
+
+
+@pytest.mark.parametrize("question, kind", [
+    ("What's my dentist's phone number?", "phone"), ("whats my number", "number"), ("mum's email", "email"),
+    ("which email is on my cv", "email"), ("have I got an email address for my manager", "email"),
+    ("code for the bike lock", "code"), ("that delivery email, which order is it", None),
+    ("what did Gwen say in her email", None), ("the number of people coming", None),
+    ("Tom's email and phone", None), ("gwens email", "email"), ("how much notice do I give", None), ("when is the MOT", None)])
+def test_the_kind_of_value_a_question_asks_for(question, kind):
+    assert replies.asked_kind(question) == kind
+
+
+@pytest.mark.parametrize("kind, text, holds", [
+    ("phone", "Phone +44 7700 900168.", True), ("phone", "(332) 555-0129", True), ("phone", "0117 496 0733", True),
+    ("phone", "Birthday September 22 1992", False), ("phone", "Due 2026-11-21", False),
+    ("number", "member number GM-32965", True), ("number", "Pension (5%): £315.53", False),
+    ("code", "Lock code 4719.", True), ("email", "Email tom@example.com.", True), ("email", "Email Tom.", False)])
+def test_what_a_line_holding_each_kind_has(kind, text, holds):
+    assert bool(replies.HOLDS[kind].search(text)) is holds
+
+
+def test_a_photo_line_written_by_code_is_about_nothing():
+    photo = {"device": "laptop", "path": "/p/harbour-10k-finish.png", "name": "harbour-10k-finish.png",
+             "kind": "image", "mtime": "2026-10-18T09:00:00", "excerpt": ""}
+    ch = channels_with(memory=({"id": 3, "kind": "post", "who": "Clara", "when": "2026-10-18T12:00:00+00:00",
+                                "text": "Harbour 10K done in 52:41, a personal best!"},), files=(photo,))
+    assert candidates(ch, "What was my time in the Harbour 10K?")[0].text.startswith("Harbour 10K done in 52:41")
+
+
 # -- choice and composition ---------------------------------------------------------------------------
 def test_the_choice_grammar_admits_only_listed_lines_and_at_most_three():
     schema = choice_schema(4)

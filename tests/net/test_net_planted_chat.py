@@ -47,7 +47,7 @@ async def test_a_second_client_cannot_plant_a_memory(settings_for, start_agent):
             await start_agent(harness, settings)
             async with AgentClient(settings_for("alice")) as alice, AgentClient(settings_for("phone")) as phone:
                 planted = await collect(alice, "pi", PLANT, request_id="plant-1")
-                asked = await collect(phone, "pi", "What is my bank PIN?", request_id="ask-1")
+                asked = await collect(phone, "pi", "Did my new bank card arrive?", request_id="ask-1")
         finally:
             await db.close()
         assert planted[-1].type == "answer" and asked[-1].type == "answer"
@@ -55,4 +55,4 @@ async def test_a_second_client_cannot_plant_a_memory(settings_for, start_agent):
         assert "0000" not in asked[-1].text  # ... and alice's words are not
         assert not any("0000" in e.text for e in await store.memory.search("Clara bank PIN 0000"))
         chats = await store.memory.chats()
-        assert [(c.asker, c.question) for c in reversed(chats)] == [("alice", PLANT), ("phone", "What is my bank PIN?")]
+        assert [(c.asker, c.question) for c in reversed(chats)] == [("alice", PLANT), ("phone", "Did my new bank card arrive?")]
