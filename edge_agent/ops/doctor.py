@@ -286,31 +286,42 @@ def check_clock(now: datetime | None = None) -> Check:
 
 def start_failures(settings: Settings, *, model: bool = True) -> list[Check]:
     """What must stop `serve` before it starts: the model file's whole sha256 against its reference
-    (a flipped bit that kept size and mtime too; 0.3 s for the bundled 253 MB here), its merged
-    copy against its card, the database (SQLite's quick_check), and free disk."""
+    (a flipped bit that kept size and mtime too; 0.3 s for the bundled 253 MB here), the merged
+    copy it will load against its card, the database (SQLite's quick_check), and free disk."""
     checks = [check_database(settings.db_path), check_disk(settings.data_dir)]
     if model:
         path = resolve_model_path(settings)
-        checks += [check_model(path), *check_merged_copies(settings.models_dir)]
+        checks += [check_model(path), *check_merged_copy(settings, path)]
     return [c for c in checks if c.status == "fail"]
 
 
-def check_merged_copies(models_dir: Path) -> list[Check]:
-    """Every merged model in the models dir (the runtime may load any), hashed whole against its card."""
+def check_merged_copy(settings: Settings, path: Path) -> list[Check]:
+    """The merged model the runtime will load for this model, adapter and recipe, hashed whole
+    against its card; merges of earlier adapters left in the models dir are not read."""
     import json
 
-    from edge_agent.llm.merge import card_for
+    from edge_agent.llm.adapter import AdapterError, choose_adapter
+    from edge_agent.llm.heads import model_sha256
+    from edge_agent.llm.merge import card_for, merged_name
 
-    out = []
-    for merged in sorted(Path(models_dir).glob("merged-*.gguf")):
-        try:
-            card = json.loads(card_for(merged).read_text(encoding="utf-8"))
-        except (OSError, ValueError):
-            continue  # not a finished merge: the runtime makes it again
-        if sha256_file(merged) != card.get("sha256"):
-            out.append(Check("merged model", "fail", f"{merged}: sha256 does not match its card; delete it and it is "
-                                                     f"made again from the model and its adapter"))
-    return out
+    recipe = settings.model.adapter_merge
+    if recipe == "none" or not path.is_file():
+        return []  # a runtime LoRA loads no merge; a missing model is the model check's failure
+    try:
+        adapter = choose_adapter(settings.model.adapter, path, settings.models_dir)
+    except AdapterError:
+        return []  # the adapter check says why; no merge will be loaded
+    if adapter is None:
+        return []
+    merged = Path(settings.models_dir) / merged_name(model_sha256(path, settings.models_dir), adapter.sha256, recipe)
+    try:
+        card = json.loads(card_for(merged).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return []  # not made yet (or not finished): the runtime makes it at load
+    if not merged.is_file() or sha256_file(merged) == card.get("sha256"):
+        return []
+    return [Check("merged model", "fail", f"{merged}: sha256 does not match its card; delete it and it is made "
+                                          f"again from the model and its adapter")]
 
 
 def run_checks(settings: Settings, *, now: Callable[[], datetime] | None = None,

@@ -58,7 +58,11 @@ async def migrate(conn: aiosqlite.Connection) -> list[str]:
         if name in done:
             continue
         try:
-            await conn.execute("BEGIN")
+            # IMMEDIATE: the write lock first. A deferred BEGIN reads a snapshot, and if another
+            # connection commits before the migration's first write SQLite refuses the upgrade at
+            # once ("database is locked", no busy wait): at start the service and the assistant
+            # open their connections together.
+            await conn.execute("BEGIN IMMEDIATE")
             await fn(conn)
             await conn.execute("INSERT INTO _migrations(name, applied_at) VALUES (?, ?)", (name, time.time()))
             await conn.commit()
@@ -97,8 +101,8 @@ async def connect(path: Path) -> aiosqlite.Connection:
                               f"or restore a backup")
     conn = await aiosqlite.connect(str(path), isolation_level=None)
     conn.row_factory = aiosqlite.Row
+    await conn.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")  # first: switching to WAL may wait for a lock
     await conn.execute("PRAGMA journal_mode=WAL")
-    await conn.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
     await conn.execute("PRAGMA foreign_keys=ON")
     await conn.execute("PRAGMA synchronous=NORMAL")
     await migrate(conn)

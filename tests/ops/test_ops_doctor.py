@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from pathlib import Path
 import shutil
 import subprocess
 from datetime import datetime, timezone
@@ -166,3 +167,30 @@ def test_serve_refuses_a_model_with_a_flipped_bit_that_kept_size_and_mtime(tmp_p
                    timeout=60)
     assert proc.returncode == 1, proc.stderr
     assert "cannot start" in proc.stderr and "sha256" in proc.stderr and "Traceback" not in proc.stderr
+
+
+def test_start_checks_hash_only_the_merged_copy_the_runtime_will_load(tmp_path, tiny_model_path):
+    from edge_agent.llm.adapter import choose_adapter
+    from edge_agent.llm.heads import model_sha256
+    from edge_agent.llm.merge import DEFAULT_MERGE, merged_name
+
+    settings = load_settings(None, {"data_dir": tmp_path / "data", "model.path": tiny_model_path}, environ={})
+    models = settings.models_dir
+    models.mkdir(parents=True, exist_ok=True)
+    adapter = choose_adapter(settings.model.adapter, tiny_model_path, models)
+    assert adapter is not None and settings.model.adapter_merge == DEFAULT_MERGE
+
+    def fake_merge(name: str) -> Path:  # a merged file whose card records another sha256
+        path = models / name
+        path.write_bytes(b"GGUF not really")
+        path.with_suffix(".json").write_text(json.dumps({"sha256": "0" * 64}), encoding="utf-8")
+        return path
+
+    fake_merge(merged_name("a" * 64, "b" * 64, DEFAULT_MERGE))  # an earlier adapter's: never loaded
+    assert doctor.check_merged_copy(settings, tiny_model_path) == []
+    loaded = fake_merge(merged_name(model_sha256(tiny_model_path, models), adapter.sha256, DEFAULT_MERGE))
+    failed = doctor.check_merged_copy(settings, tiny_model_path)
+    assert [c.name for c in failed] == ["merged model"] and str(loaded) in failed[0].detail
+    off = load_settings(None, {"data_dir": tmp_path / "data", "model.path": tiny_model_path,
+                               "model.adapter_merge": "none"}, environ={})
+    assert doctor.check_merged_copy(off, tiny_model_path) == []  # a runtime LoRA loads no merge

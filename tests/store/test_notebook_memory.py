@@ -95,3 +95,44 @@ async def test_memory_search_matches_word_forms_and_newer_wins_a_tie(store):
         "2026-03-01T10:00:00+00:00", "2026-02-01T10:00:00+00:00"]
     assert [e.who for e in await store.memory.search("joel")][:1] == ["Joel"]
     assert await store.memory.search("zeppelin") == []
+
+
+async def test_a_migration_that_reads_then_writes_is_not_locked_out_by_another_writer(tmp_path, monkeypatch):
+    """A deferred BEGIN reads a snapshot; if another connection commits before its first write,
+    SQLite refuses the upgrade at once ("database is locked", no busy wait): the second of three
+    connections opened at start would fail. Migrations take the write lock first (BEGIN IMMEDIATE)."""
+    import asyncio
+    import sqlite3
+    import threading
+
+    from edge_agent.store import db
+
+    path = tmp_path / "m.db"
+    await (await db.connect(path)).close()
+    other_wrote, read_done = threading.Event(), threading.Event()
+
+    async def reads_then_writes(conn):
+        async with conn.execute("SELECT count(*) FROM _migrations") as cur:
+            await cur.fetchone()
+        read_done.set()
+        await asyncio.to_thread(other_wrote.wait, 0.5)  # the other writer commits here, if it can
+        await conn.execute("CREATE TABLE late (x)")
+
+    def other_writer() -> None:
+        read_done.wait(5)
+        with sqlite3.connect(path, timeout=5) as other:
+            other.execute("CREATE TABLE IF NOT EXISTS other (x)")
+            other.execute("INSERT INTO other VALUES (1)")
+        other_wrote.set()
+
+    monkeypatch.setattr(db, "all_migrations", lambda: [("test_reads_then_writes", reads_then_writes)])
+    writer = asyncio.create_task(asyncio.to_thread(other_writer))
+    conn = await db.connect(path)
+    await writer
+    try:
+        async with conn.execute("SELECT name FROM _migrations") as cur:
+            assert "test_reads_then_writes" in {r[0] for r in await cur.fetchall()}
+        async with conn.execute("SELECT count(*) FROM other") as cur:
+            assert (await cur.fetchone())[0] == 1  # the other writer waited its turn, then wrote
+    finally:
+        await conn.close()
