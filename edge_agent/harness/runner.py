@@ -227,7 +227,8 @@ class Harness:
                            error=f"unknown action {action_id!r}")
         if not await trace_store.claim_pending(self.db, action_id):
             return Outcome(request_id, "error", f"Action {action_id} was already confirmed ({row.status}); "
-                                                f"it will not run again.", error=f"action {action_id} is {row.status}")
+                                                f"it will not run again.",
+                           error=f"action {action_id} was already confirmed ({row.status}); it will not run again")
         tool = self.toolbox.tools.get(row.tool)
         try:
             if tool is None:

@@ -103,9 +103,16 @@ class ReplySender:
         if rc is not None and getattr(rc, "is_failure", False):
             # Retrying cannot help a refused publish; stop re-sending it.
             log.error("broker refused the answer of %s/%s: %s", *row_key, rc)
-        task = asyncio.create_task(rlog.mark_delivered(self.conn, *row_key))
+        task = asyncio.create_task(self._mark_delivered(row_key))
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
+
+    async def _mark_delivered(self, row_key: tuple[str, str]) -> None:
+        try:
+            await rlog.mark_delivered(self.conn, *row_key)
+        except sqlite3.Error as err:  # the mark only stops a re-send: without it the answer goes out again
+            log.warning("could not mark the answer of %s/%s delivered (%s); it is re-sent at the next start",
+                        *row_key, err)
 
     async def drain(self) -> None:
         """Wait for pending delivered-marks (at shutdown)."""

@@ -5,8 +5,9 @@ confirm only for the asker's own action) -> write the request log -> PUBACK -> a
 queued with its position) -> one worker runs requests one at a time through the Asker, askers
 in turn, publishing pills -> the final event is stored, then published. A duplicate id never
 runs again: a finished one gets its stored final event re-sent. On start, what a crash left
-unanswered is rerun (or, for an interrupted confirmation or a request that already crashed the
-agent twice, answered with a clear error); on every (re)connect, stored answers the broker never
+unanswered is rerun (a confirmation too: the assistant settled its action at its own start and runs
+an action at most once), or, for a request that already crashed the agent twice, answered with a
+clear error; on every (re)connect, stored answers the broker never
 acknowledged, and recent ones the asker has not acked, are re-sent.
 """
 from __future__ import annotations
@@ -389,12 +390,13 @@ class AgentService:
         """Before connecting: rerun or settle unfinished requests (answers are re-sent on connect)."""
         pruned = await rlog.prune_requests(self.conn)
         unfinished = await rlog.unfinished_requests(self.conn)
+        # A confirmation is rerun like a question: the assistant settled its action when it started
+        # (Harness.recover_interrupted: done, pending again, or failed) and runs an action at most
+        # once, so the rerun either runs it now or says it already ran.
         for row in unfinished:
             key, route = (row.sender, row.request_id), Route(row.response_topic, row.correlation)
-            if row.attempts >= MAX_RUNS or (row.kind == "confirm" and row.attempts >= 1):
-                message = ("the agent stopped while running this confirmation; check whether it took effect "
-                           "before confirming again" if row.kind == "confirm" else
-                           f"the agent stopped {row.attempts} times while answering this; not retrying")
+            if row.attempts >= MAX_RUNS:
+                message = f"the agent stopped {row.attempts} times while answering this; not retrying"
                 await self.replies.finish(key, route, lambda seq, m=message, r=row.request_id: Error(
                     request_id=r, seq=seq, code="interrupted", message=m))
                 continue
