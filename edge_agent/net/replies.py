@@ -111,8 +111,8 @@ class ReplySender:
         try:
             await rlog.mark_delivered(self.conn, *row_key)
         except sqlite3.Error as err:  # the mark only stops a re-send: without it the answer goes out again
-            log.warning("could not mark the answer of %s/%s delivered (%s); it is re-sent at the next start",
-                        *row_key, err)
+            log.warning("could not mark the answer of %s/%s delivered (%s, %s); it is re-sent at the next start",
+                        *row_key, err, getattr(err, "sqlite_errorname", "?"))
 
     async def drain(self) -> None:
         """Wait for pending delivered-marks (at shutdown)."""
