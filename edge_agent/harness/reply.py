@@ -110,7 +110,7 @@ ASKED_KINDS = {"email": "email", "emails": "email", "phone": "phone", "mobile": 
 for one is answered from such lines alone, and with none of them found, nothing was found. A
 date or an amount is not among them: "how much notice" is answered by "two months"."""
 _PHONE = r"(?:\+\d{1,3}[ -]?)?\(?\d{3,}\)?(?:[ -]?\d{3,})+"
-HOLDS = {"email": re.compile(r"[\w.+-]+@[\w-]+\.\w"),
+HOLDS = {"email": VALUE_SHAPES["email"],
          "phone": re.compile(_PHONE),
          "number": re.compile(rf"{_PHONE}|\d{{5,}}|\b(?=[\w-]*\d)(?=[\w-]*[a-z])[\w-]{{4,}}\b", re.IGNORECASE),
          "code": re.compile(r"\d{3,}|\b(?=\w*\d)(?=\w*[a-z])\w{4,}\b", re.IGNORECASE)}
@@ -280,13 +280,11 @@ def candidates(channels: SideChannels, question: str, crafted: Sequence[str] = (
         return []
     own = [set(text_matches(terms, f"{s.label} {s.text}")) for s in spans]
     direct = [set(text_matches(literal, f"{s.label} {s.text}")) for s in spans]
-    about = [set(text_matches([t for t in literal if not t.soft], s.label)) if s.store in TITLED else set()
-             for s in spans]  # a word for a kind of value names no thing: "Pasted email" is not about an address
     context: dict[int, set[str]] = {}
     for s, found in zip(spans, own):
         context.setdefault(s.item, set()).update(found)
-    df = Counter(t for found in direct for t in found)  # a term's rarity is its own word's, not its synonyms'
-    df.update({t: n for t, n in Counter(t for found in own for t in found).items() if not df[t]})
+    direct_df = Counter(t for found in direct for t in found)  # a term's rarity is its own word's, not its synonyms'
+    df = Counter({t: direct_df[t] or n for t, n in Counter(t for found in own for t in found).items()})
     source = {t.word: 1.0 if t.word in asked_words else RELATED_WEIGHT if t.word in other_words else CRAFTED_WEIGHT
               for t in terms}
     weight = {t.word: math.log(1 + len(spans) / df[t.word]) * source[t.word] * (SOFT_WEIGHT if t.soft else 1.0)
@@ -296,9 +294,11 @@ def candidates(channels: SideChannels, question: str, crafted: Sequence[str] = (
                                                      if w in VALUE_WORDS)]
     kind_bonus = KIND_WEIGHT * max(weight.values(), default=0.0)
     valued = [any(p.search(s.text) for p in shapes) for s in spans]
-    for i, s in enumerate(spans):  # named for the question, and saying something to it: a term or the value asked
-        if not (valued[i] or text_matches(terms, s.text)):
-            about[i] = set()
+    named = [t for t in literal if not t.soft]  # a word for a kind of value names no thing: "Pasted email"
+    # A line of a note or message named for the question that also says something to it (a term, or
+    # the value asked): the electrician's "Phone +44 ..." is about the electrician.
+    about = [set(text_matches(named, s.label)) if s.store in TITLED and (valued[i] or text_matches(terms, s.text))
+             else set() for i, s in enumerate(spans)]
 
     def score(i: int) -> float:
         if own[i] and own[i] <= other_words:  # only the other parts' words: that part's candidate, not this one's

@@ -58,11 +58,9 @@ def card_for(path: Path) -> Path:
     return path.with_suffix(".json")
 
 
-def find_merged(models_dir: Path, base_sha: str, adapter_sha: str, recipe: str = DEFAULT_MERGE) -> Merged | None:
-    """The merged model for this base and adapter, if it was made and is whole (its sha256 checked
-    against its card once, then trusted by size and mtime like the base: heads.model_sha256)."""
-    from edge_agent.llm.heads import model_sha256
-
+def made_merge(models_dir: Path, base_sha: str, adapter_sha: str, recipe: str = DEFAULT_MERGE) -> Merged | None:
+    """The merged file for this base, adapter and recipe with its card, if a merge finished (its
+    bytes not checked: find_merged and doctor's start check do that)."""
     path = Path(models_dir) / merged_name(base_sha, adapter_sha, recipe)
     try:
         card = json.loads(card_for(path).read_text(encoding="utf-8"))
@@ -70,10 +68,19 @@ def find_merged(models_dir: Path, base_sha: str, adapter_sha: str, recipe: str =
         return None
     if not path.is_file() or card.get("base_sha256") != base_sha or card.get("adapter_sha256") != adapter_sha:
         return None
-    if model_sha256(path, Path(models_dir)) != card.get("sha256"):
-        log.warning("%s does not match its card; it will be made again", path)
-        return None
     return Merged(path, card)
+
+
+def find_merged(models_dir: Path, base_sha: str, adapter_sha: str, recipe: str = DEFAULT_MERGE) -> Merged | None:
+    """The merged model for this base and adapter, if it was made and is whole (its sha256 checked
+    against its card once, then trusted by size and mtime like the base: heads.model_sha256)."""
+    from edge_agent.llm.heads import model_sha256
+
+    made = made_merge(models_dir, base_sha, adapter_sha, recipe)
+    if made is not None and model_sha256(made.path, Path(models_dir)) != made.card.get("sha256"):
+        log.warning("%s does not match its card; it will be made again", made.path)
+        return None
+    return made
 
 
 def merge(base: Path, adapter: Path, out: Path, recipe: str = DEFAULT_MERGE) -> Merged:

@@ -298,11 +298,9 @@ def start_failures(settings: Settings, *, model: bool = True) -> list[Check]:
 def check_merged_copy(settings: Settings, path: Path) -> list[Check]:
     """The merged model the runtime will load for this model, adapter and recipe, hashed whole
     against its card; merges of earlier adapters left in the models dir are not read."""
-    import json
-
     from edge_agent.llm.adapter import AdapterError, choose_adapter
     from edge_agent.llm.heads import model_sha256
-    from edge_agent.llm.merge import card_for, merged_name
+    from edge_agent.llm.merge import made_merge
 
     recipe = settings.model.adapter_merge
     if recipe == "none" or not path.is_file():
@@ -313,14 +311,10 @@ def check_merged_copy(settings: Settings, path: Path) -> list[Check]:
         return []  # the adapter check says why; no merge will be loaded
     if adapter is None:
         return []
-    merged = Path(settings.models_dir) / merged_name(model_sha256(path, settings.models_dir), adapter.sha256, recipe)
-    try:
-        card = json.loads(card_for(merged).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return []  # not made yet (or not finished): the runtime makes it at load
-    if not merged.is_file() or sha256_file(merged) == card.get("sha256"):
-        return []
-    return [Check("merged model", "fail", f"{merged}: sha256 does not match its card; delete it and it is made "
+    made = made_merge(settings.models_dir, model_sha256(path, settings.models_dir), adapter.sha256, recipe)
+    if made is None or sha256_file(made.path) == made.card.get("sha256"):
+        return []  # not made yet (the runtime makes it at load), or whole
+    return [Check("merged model", "fail", f"{made.path}: sha256 does not match its card; delete it and it is made "
                                           f"again from the model and its adapter")]
 
 

@@ -12,8 +12,10 @@ import signal
 import sqlite3
 import time
 
+from netkit import collect
+
 from edge_agent.eval.bench_mqtt import Rig, _wait_online
-from edge_agent.net.events import AskRequest, ConfirmRequest
+from edge_agent.net.events import ConfirmRequest
 from edge_agent.net.rpc import AgentClient, new_request_id
 
 ROUNDS = 6
@@ -35,11 +37,8 @@ async def test_confirmations_interrupted_by_a_kill_run_once_after_the_restart(tm
             rig.start_agent(0.0)
             await _wait_online(client, since)
             for r in range(ROUNDS):
-                actions = []
-                for i in range(3):
-                    ask = AskRequest(request_id=new_request_id(), question=f"Remember: round {r} item {i} kiwi{r}x{i}")
-                    await client.send("pi", "ask", ask, expiry_s=60)
-                    actions.append((await _final(client, ask.request_id, 20)).action_id)
+                actions = [(await collect(client, "pi", f"Remember: round {r} item {i} kiwi{r}x{i}"))[-1].action_id
+                           for i in range(3)]
                 confirms = [ConfirmRequest(request_id=new_request_id(), action_id=a) for a in actions]
                 for c in confirms:
                     await client.send("pi", "confirm", c, expiry_s=120)

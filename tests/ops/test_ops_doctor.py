@@ -180,15 +180,16 @@ def test_start_checks_hash_only_the_merged_copy_the_runtime_will_load(tmp_path, 
     adapter = choose_adapter(settings.model.adapter, tiny_model_path, models)
     assert adapter is not None and settings.model.adapter_merge == DEFAULT_MERGE
 
-    def fake_merge(name: str) -> Path:  # a merged file whose card records another sha256
-        path = models / name
+    def fake_merge(base_sha: str, adapter_sha: str) -> Path:  # a merged file whose card records another sha256
+        path = models / merged_name(base_sha, adapter_sha, DEFAULT_MERGE)
         path.write_bytes(b"GGUF not really")
-        path.with_suffix(".json").write_text(json.dumps({"sha256": "0" * 64}), encoding="utf-8")
+        card = {"base_sha256": base_sha, "adapter_sha256": adapter_sha, "sha256": "0" * 64}
+        path.with_suffix(".json").write_text(json.dumps(card), encoding="utf-8")
         return path
 
-    fake_merge(merged_name("a" * 64, "b" * 64, DEFAULT_MERGE))  # an earlier adapter's: never loaded
+    fake_merge("a" * 64, "b" * 64)  # an earlier adapter's: never loaded
     assert doctor.check_merged_copy(settings, tiny_model_path) == []
-    loaded = fake_merge(merged_name(model_sha256(tiny_model_path, models), adapter.sha256, DEFAULT_MERGE))
+    loaded = fake_merge(model_sha256(tiny_model_path, models), adapter.sha256)
     failed = doctor.check_merged_copy(settings, tiny_model_path)
     assert [c.name for c in failed] == ["merged model"] and str(loaded) in failed[0].detail
     off = load_settings(None, {"data_dir": tmp_path / "data", "model.path": tiny_model_path,
