@@ -197,7 +197,8 @@ async def damaged_database(rig: Rig) -> tuple[bool, str]:
 
 async def flipped_model(rig: Rig) -> tuple[bool, str]:
     """The bundled model with 4 KB flipped in place, size and mtime kept: `serve` must refuse it."""
-    from edge_agent.llm.bundled import BUNDLED_FILE, ensure_bundled_model
+    from edge_agent.llm.bundled import ensure_bundled_model
+    from edge_agent.modelfile.files import BUNDLED_FILE
 
     source = rig.model_path or ensure_bundled_model(rig.settings.models_dir)
     model = rig.root / "flipped" / BUNDLED_FILE

@@ -22,9 +22,12 @@ __all__ = ["ChatMessage", "Completion", "ContextOverflow", "GenerationLock", "Ge
 
 
 def resolve_model_path(settings: "Settings") -> Path:
-    """The configured GGUF, or the bundled one (assembled into the data dir on first use)."""
+    """The configured GGUF (modelfile.files.configured_model_path), the bundled one assembled
+    into the data dir on first use."""
+    from edge_agent.modelfile.files import configured_model_path
+
     if settings.model.path is not None:
-        return Path(settings.model.path).expanduser()
+        return configured_model_path(settings)
     from edge_agent.llm.bundled import ensure_bundled_model
 
     return ensure_bundled_model(settings.models_dir)

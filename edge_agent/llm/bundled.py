@@ -11,11 +11,9 @@ import logging
 from pathlib import Path
 
 from edge_agent.llm.base import ModelLoadError
+from edge_agent.modelfile.files import bundled_model_path
 
 log = logging.getLogger(__name__)
-
-BUNDLED_FILE = "gemma-3-270m-q4_k_m.gguf"
-
 
 def _package():
     try:
@@ -37,10 +35,6 @@ def sha256_file(path: Path) -> str:
         for block in iter(lambda: fh.read(1 << 20), b""):
             digest.update(block)
     return digest.hexdigest()
-
-
-def bundled_model_path(models_dir: Path) -> Path:
-    return models_dir / BUNDLED_FILE
 
 
 def ensure_bundled_model(models_dir: Path) -> Path:

@@ -1,7 +1,7 @@
 """The model catalog (models.toml beside this module): recommended GGUFs and the boards they fit.
 
 Facts come from the data file; the KV bytes a token, the RAM needed at the window and the fits
-are computed here with the one sizing formula of edge_agent.ops.sizing, so `model list`,
+are computed here with the one sizing formula of edge_agent.modelfile.sizing, so `model list`,
 `doctor` and the systemd limits agree.
 """
 from __future__ import annotations
@@ -11,8 +11,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from edge_agent.ops.gguf import GGUFHeader
-from edge_agent.ops.sizing import MIB, RUNTIME_BASE_MB, MemoryNeed, kv_cache_bytes, logits_mb
+from edge_agent.modelfile.gguf import GGUFHeader
+from edge_agent.modelfile.sizing import (MAX_KEPT_SESSIONS, MIB, OS_RESERVE_MB, RUNTIME_BASE_MB, MemoryNeed,
+                                        kv_cache_bytes, logits_mb)
 
 CATALOG_FILE = Path(__file__).with_name("models.toml")
 DEFAULT_HEAD_CACHE_MB = 256  # prompt-head KV cache budget when the config has no model.head_cache_mb
@@ -86,9 +87,8 @@ class CatalogModel:
                                  f"{arch}.attention.value_length": self.head_dim})
 
     def need(self, *, n_ctx: int, n_batch: int, keep_sessions: bool, kept_sessions: int | None = None) -> MemoryNeed:
-        """The service's memory estimate for this model (as ops.sizing.estimate does for a file)."""
+        """The service's memory estimate for this model (as modelfile.sizing.estimate does for a file)."""
         if kept_sessions is None:
-            from edge_agent.llm.sessions import MAX_KEPT_SESSIONS
             kept_sessions = MAX_KEPT_SESSIONS
         kv = kv_cache_bytes(self._header(), n_ctx)[0]
         return MemoryNeed(model_mb=self.size_bytes / MIB, kv_mb=kv / MIB,
@@ -139,8 +139,6 @@ def head_cache_mb(settings: Any) -> float:
 
 def fits(need_mb: float, ram_mb: float | None) -> bool | None:
     """Whether `need_mb` fits `ram_mb` with the OS reserve doctor keeps free; None if RAM is unknown."""
-    from edge_agent.ops.doctor import OS_RESERVE_MB
-
     if ram_mb is None:
         return None
     return need_mb <= ram_mb - OS_RESERVE_MB

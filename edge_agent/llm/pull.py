@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlparse
 
-from edge_agent.ops.doctor import SHA256SUMS
+from edge_agent.modelfile.files import SHA256SUMS
 
 log = logging.getLogger(__name__)
 

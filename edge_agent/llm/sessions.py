@@ -18,7 +18,8 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-MAX_KEPT_SESSIONS = 2  # paused sessions whose KV state is kept in RAM (L2 of the running turn)
+from edge_agent.modelfile.sizing import MAX_KEPT_SESSIONS  # the sizing counts them: one figure for both
+
 EWMA_ALPHA = 0.3  # weight of the newest measurement in the running cost estimates
 
 

@@ -16,10 +16,11 @@ from pathlib import Path
 from typing import Callable, Literal
 
 from edge_agent.config import Settings
-from edge_agent.llm.bundled import BUNDLED_FILE, bundled_model_path, sha256_file
+from edge_agent.llm.bundled import sha256_file
+from edge_agent.modelfile.files import BUNDLED_FILE, SHA256SUMS, configured_model_path
 from edge_agent.ops import probes
-from edge_agent.ops.gguf import GGUFError, read_header
-from edge_agent.ops.sizing import MIB, SizingError, estimate, kv_cache_bytes
+from edge_agent.modelfile.gguf import GGUFError, read_header
+from edge_agent.modelfile.sizing import MIB, OS_RESERVE_MB, SizingError, estimate, kv_cache_bytes
 from edge_agent.store import db
 
 log = logging.getLogger(__name__)
@@ -28,8 +29,6 @@ Status = Literal["pass", "warn", "fail"]
 MIN_FREE_DISK_MB = 512  # SQLite WAL, logs and a model swap need at least this much
 MIN_CLOCK_YEAR = 2024  # a Pi without RTC boots in 1970 (or at fake-hwclock's last save) until NTP syncs
 BROKER_TIMEOUT_S = 5.0  # connect + CONNACK
-OS_RESERVE_MB = 256  # left to the OS when judging whether the model fits in physical RAM
-SHA256SUMS = "SHA256SUMS"  # per-directory checksum list, `sha256sum` format, written by install.sh
 
 
 @dataclass(frozen=True)
@@ -42,11 +41,6 @@ class Check:
     """pass | warn | fail"""
     detail: str
     """The figures or the reason."""
-
-
-def resolve_model_path(settings: Settings) -> Path:
-    """The GGUF the service will load: the configured one or the bundled model in the data dir."""
-    return settings.model.path or bundled_model_path(settings.models_dir)
 
 
 def expected_checksum(path: Path) -> tuple[str | None, str]:
@@ -290,7 +284,7 @@ def start_failures(settings: Settings, *, model: bool = True) -> list[Check]:
     copy it will load against its card, the database (SQLite's quick_check), and free disk."""
     checks = [check_database(settings.db_path), check_disk(settings.data_dir)]
     if model:
-        path = resolve_model_path(settings)
+        path = configured_model_path(settings)
         checks += [check_model(path), *check_merged_copy(settings, path)]
     return [c for c in checks if c.status == "fail"]
 
@@ -321,7 +315,7 @@ def check_merged_copy(settings: Settings, path: Path) -> list[Check]:
 def run_checks(settings: Settings, *, now: Callable[[], datetime] | None = None,
                broker_timeout_s: float = BROKER_TIMEOUT_S) -> list[Check]:
     """Every check, in table order."""
-    path = resolve_model_path(settings)
+    path = configured_model_path(settings)
     model = check_model(path)
     memory = (check_memory(settings, path) if path.is_file()
               else Check(f"memory (model + KV @ {settings.model.n_ctx})", "fail", "no model to size"))

@@ -2,7 +2,8 @@
 import pytest
 
 from edge_agent.llm import sessions
-from edge_agent.llm.sessions import MAX_KEPT_SESSIONS, SessionKeeper, Snapshot
+from edge_agent.llm.sessions import SessionKeeper, Snapshot
+from edge_agent.modelfile.sizing import MAX_KEPT_SESSIONS
 
 
 class FakeLlm:

@@ -11,8 +11,8 @@ from modelkit import run_cli
 
 from edge_agent.config import load_settings
 from edge_agent.llm.catalog import DEFAULT_HEAD_CACHE_MB, CatalogError, describe, load_catalog
-from edge_agent.ops.gguf import read_header
-from edge_agent.ops.sizing import MIB, estimate, kv_cache_bytes
+from edge_agent.modelfile.gguf import read_header
+from edge_agent.modelfile.sizing import MIB, estimate, kv_cache_bytes
 
 REQUIRED = {"Qwen2.5-3B-Instruct", "Llama-3.2-3B-Instruct", "Phi-3.5-mini-instruct", "Gemma-2-2B-it",
             "SmolLM2-1.7B-Instruct"}
@@ -69,7 +69,7 @@ def test_fits_follow_the_ram_and_the_8gb_board_takes_every_model():
 
 
 def row_need_plus(model, catalog, settings, extra_mb):
-    from edge_agent.ops.doctor import OS_RESERVE_MB
+    from edge_agent.modelfile.sizing import OS_RESERVE_MB
 
     return describe(model, catalog, settings, None)["need_mb"] + OS_RESERVE_MB + extra_mb
 

@@ -10,7 +10,7 @@ from modelkit import run_cli
 
 from edge_agent.eval.templated import CHATML_TEMPLATE, write_templated_copy
 from edge_agent.llm.base import ChatMessage as M
-from edge_agent.ops.gguf import read_header
+from edge_agent.modelfile.gguf import read_header
 
 pytestmark = pytest.mark.real_model
 

@@ -10,7 +10,8 @@ import pytest
 from modelkit import TEST_FILE, TEST_REPO, run_cli
 
 from edge_agent.llm.pull import DigestMismatch, PullError, pull, record_checksum
-from edge_agent.ops.doctor import SHA256SUMS, check_model
+from edge_agent.modelfile.files import SHA256SUMS
+from edge_agent.ops.doctor import check_model
 
 
 def _files(d):

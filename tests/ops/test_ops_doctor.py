@@ -12,7 +12,7 @@ import pytest
 
 from edge_agent.config import load_settings
 from edge_agent.eval.abuse_faults import flip_in_place, make_damaged_database
-from edge_agent.llm.bundled import BUNDLED_FILE
+from edge_agent.modelfile.files import BUNDLED_FILE
 from edge_agent.ops import doctor
 from ops_helpers import cli_env, free_port, run_cli, start_broker
 

@@ -5,8 +5,8 @@ import struct
 
 import pytest
 
-from edge_agent.ops.gguf import ArrayInfo, GGUFError, read_header
-from edge_agent.ops.sizing import LIMIT_STEP_MB, estimate, kv_cache_bytes, systemd_limits, vocab_size
+from edge_agent.modelfile.gguf import ArrayInfo, GGUFError, read_header
+from edge_agent.modelfile.sizing import LIMIT_STEP_MB, estimate, kv_cache_bytes, systemd_limits, vocab_size
 
 U32, I32, F32, BOOL, STR, ARR, U64 = 4, 5, 6, 7, 8, 9, 10
 

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from edge_agent.ops.sizing import estimate
+from edge_agent.modelfile.sizing import estimate
 
 PROBE = Path(__file__).with_name("mdwe_probe.py")
 
