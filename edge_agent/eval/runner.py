@@ -98,6 +98,8 @@ class QuestionResult:
     """Process peak resident set so far."""
     error: str | None = None
     """The Outcome's error, if any."""
+    grammar_failures: int = 0
+    """Structured generations of the question that did not validate (harness/trace.py)."""
     reason: str | None = None
     """Why the loop stopped early, if it did."""
     pending_preview: str | None = None
@@ -242,6 +244,7 @@ def _result(mode: str, q: Question, request_id: str, outcome: Outcome, runs: lis
                if isinstance(v, dict) and v.get("calls")},
         pi_projected_s=projected, rss_mb=round(current_rss_mb(), 1),
         peak_rss_mb=round(peak_rss_mb(), 1), error=outcome.error, reason=getattr(outcome, "reason", None),
+        grammar_failures=int(usage.get("grammar_failures", 0)),
         pending_preview=outcome.pending.preview if outcome.pending else None)
 
 

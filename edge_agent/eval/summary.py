@@ -41,6 +41,8 @@ def summarize(mode: str, model: str, results: Sequence[Any], wall_s: float = 0.0
         BY_PLAN: _rate(results, BY_PLAN),
         LENIENT: _rate(results, LENIENT),
         "exit_kinds": dict(sorted(collections.Counter(r.exit_kind for r in results).items())),
+        "errors": sum(r.exit_kind == "error" for r in results),
+        "grammar_failures": sum(getattr(r, "grammar_failures", 0) for r in results),
         "latency_ms_p50": round(lat50, 1),
         "latency_ms_p95": round(lat95, 1),
         "model_calls_mean": _mean([r.model_calls for r in results]),

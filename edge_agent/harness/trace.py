@@ -61,6 +61,8 @@ class Tracer:
     """Time spent waiting for the GenerationLock."""
     started: float = field(default_factory=time.monotonic)
     """Monotonic start of the request."""
+    grammar_failures: int = 0
+    """Structured generations that did not validate (cut off, or outside the schema): the model's fault."""
 
     def add_usage(self, role: str, usage: Usage) -> None:
         ru = self.roles.setdefault(role_kind(role), RoleUsage())
@@ -98,6 +100,7 @@ class Tracer:
             "prefill_tokens": sum(r["prompt_tokens"] - r["cached_tokens"] for r in roles.values()),
             "decode_tokens": sum(r["generated_tokens"] for r in roles.values()),
             "forced_tokens": sum(r["forced_tokens"] for r in roles.values()),
+            "grammar_failures": self.grammar_failures,
             "tool_ms": round(self.tool_ms, 1),
             "queue_wait_ms": round(self.queue_wait_ms, 1),
             "wall_ms": round((time.monotonic() - self.started) * 1000, 1),

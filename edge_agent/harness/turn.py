@@ -257,6 +257,8 @@ class TurnContext:
         except asyncio.CancelledError:
             raise
         except Exception as err:  # overflow or runtime failure: recorded, then surfaced as one type
+            if model_misbehaved(err):
+                self.tracer.grammar_failures += 1
             spent = getattr(err, "usage", None)  # a generation that ran but did not validate still cost tokens
             if spent is not None:
                 self.generated_tokens += spent.generated_tokens

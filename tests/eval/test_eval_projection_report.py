@@ -59,7 +59,10 @@ def test_summary_overall_metrics():
     assert s["latency_ms_p50"] == 2000.0 and s["latency_ms_p95"] == 4000.0  # nearest rank: observed values
     assert s["pi_projected_s_p50"] == pytest.approx(round(1335 / 26.7 + 44 / 4.42, 1), abs=0.06)
     assert s["prefill_tokens_mean"] == 2002.5 and s["decode_tokens_mean"] == 66.0 and s["model_calls_mean"] == 3.0
-    assert s["exit_kinds"] == {"complete": 1, "step_limit": 1}
+    assert s["exit_kinds"] == {"complete": 1, "step_limit": 1} and s["errors"] == 0 and s["grammar_failures"] == 0
+    harness[1].grammar_failures, harness[1].exit_kind = 2, "error"
+    again = summarize("harness", "gemma", harness)
+    assert again["errors"] == 1 and again["grammar_failures"] == 2
     assert s["tool_selection"] == 1.0 and s["tool_selection_by_plan"] == 0.5  # the question's words ran one
     assert s["by_category"] == {"date": {"questions": 1, "end_to_end": 0.0},
                                 "person": {"questions": 1, "end_to_end": 1.0}}

@@ -149,3 +149,4 @@ async def test_a_generation_that_fails_validation_still_counts_its_tokens(make_h
     model.generate_structured = flaky
     out = await make_harness(model).ask("When is Leo's birthday?", request_id="fail1")
     assert out.exit_kind == "error" and out.usage["roles"]["planner"]["generated_tokens"] >= 40
+    assert out.usage["grammar_failures"] == 1  # counted, so eval can report it (summary "grammar_failures")
