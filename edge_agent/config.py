@@ -119,6 +119,8 @@ class OpsSettings(_Section):
     """Put question and answer text in info-level logs."""
     latency_window: int = Field(100, ge=1)
     """Requests in the sliding window for latency percentiles."""
+    hass_discovery: bool = True
+    """Publish Home Assistant discovery configs (retained) for this board's status sensors (net/hass.py)."""
 
 
 class Settings(_Section):

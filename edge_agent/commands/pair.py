@@ -91,16 +91,34 @@ def run_list(args, settings) -> int:
 
 
 def run_rm(args, settings) -> int:
-    from edge_agent.net.pairing import PairingError, remove_member
+    from edge_agent.net.pairing import PairingError, acting_agents, load_members, read_password, remove_member
 
+    paths = _paths(settings)
     try:
-        member = remove_member(_paths(settings), args.name, prefix=settings.mqtt.prefix)
+        if args.name in acting_agents(load_members(paths)):  # out of Home Assistant while it may still log in
+            _clear_discovery(settings, args.name, read_password(paths, args.name))
+        member = remove_member(paths, args.name, prefix=settings.mqtt.prefix)
     except PairingError as err:
         print(f"edge-agent pair: {err}", file=sys.stderr)
         return 2
     print(f"removed {member.role} {member.name}")
     print(_reload_hint(), file=sys.stderr)
     return 0
+
+
+def _clear_discovery(settings, name: str, password: str | None) -> None:
+    """Take the board out of Home Assistant: empty retained discovery configs, sent as the board
+    (before its login is deleted: only it may write them)."""
+    from edge_agent.net.hass import clear_discovery
+
+    m = settings.mqtt
+    why = ("its credentials were not made on this machine" if password is None else
+           clear_discovery(m.host, m.port, name, password, tls_ca=str(m.tls_ca) if m.tls_ca else None))
+    if why is None:
+        print(f"removed {name}'s Home Assistant discovery configs")
+    else:
+        print(f"edge-agent pair: Home Assistant may still list {name}: {why}; publish empty retained "
+              f"messages on homeassistant/sensor/edge_agent_{name}/+/config to remove it", file=sys.stderr)
 
 
 def run_broker_config(args, settings) -> int:

@@ -3,10 +3,13 @@
 Usernames are the names. The registry, password file, ACL and each name's credentials live in
 <data_dir>/pairing/. The ACL is rebuilt from the registry on every change, so it never drifts.
 Rights (P = the topic prefix), each party writing only where its role needs:
-  client C: write P/+/ask/C, P/+/confirm/C and P/+/ack/C; read P/reply/C/# and P/+/status.
+  client C: write P/+/ask/C, P/+/confirm/C and P/+/ack/C; read P/reply/C/#, P/+/status and the
+            agents' Home Assistant discovery configs H/sensor/+/+/config (H = homeassistant: a
+            Home Assistant paired as a client sees every board).
   agent A (runs serve): read P/A/ask/+, P/A/confirm/+, P/A/ack/+, P/A/files/search/+, P/reply/A/#
             and P/+/status; write P/A/status, P/reply/C/# for each paired client C,
-            P/+/files/search/A and P/reply/B/files/+/A for each other agent B.
+            P/+/files/search/A, P/reply/B/files/+/A for each other agent B, and its own discovery
+            configs H/sensor/edge_agent_A/+/config.
   device D (a file peer): read P/D/files/search/+ and P/+/status; write P/D/status and
             P/reply/A/files/+/D for each agent A.
 The last topic level of a request is the sender's own name, which the broker enforces; that is
@@ -27,6 +30,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
+from edge_agent.net.hass import DISCOVERY_PREFIX, node_topics
 from edge_agent.net.topics import RESERVED_NAMES, Topics
 
 log = logging.getLogger(__name__)
@@ -108,7 +112,8 @@ def member_rules(member: Member, members: dict[str, Member], prefix: str) -> lis
     agents = acting_agents(members)
     if member.role == "client":
         return [("write", t.ask("+", name)), ("write", t.confirm("+", name)), ("write", t.ack("+", name)),
-                ("read", t.reply_namespace(name) + "/#"), ("read", t.status("+"))]
+                ("read", t.reply_namespace(name) + "/#"), ("read", t.status("+")),
+                ("read", f"{DISCOVERY_PREFIX}/sensor/+/+/config")]
     if member.name in agents:
         clients = sorted(m.name for m in members.values() if m.role == "client")
         return [("read", t.ask(name, "+")), ("read", t.confirm(name, "+")), ("read", t.ack(name, "+")),
@@ -116,7 +121,8 @@ def member_rules(member: Member, members: dict[str, Member], prefix: str) -> lis
                 ("read", t.status("+")), ("write", t.status(name)),
                 *(("write", t.reply_namespace(c) + "/#") for c in clients),
                 ("write", t.files_search("+", name)),
-                *(("write", file_reply_topic(t, a, name)) for a in agents if a != name)]
+                *(("write", file_reply_topic(t, a, name)) for a in agents if a != name),
+                ("write", node_topics(name))]
     return [("read", t.files_search(name, "+")), ("read", t.status("+")), ("write", t.status(name)),
             *(("write", file_reply_topic(t, a, name)) for a in agents)]
 

@@ -160,7 +160,18 @@ class AgentService:
 
     async def _on_connect(self, session_present: bool) -> None:
         self.status.publish_online()
+        if self.settings.ops.hass_discovery:
+            self.publish_discovery()
         await self.resend_unacknowledged()
+
+    def publish_discovery(self) -> None:
+        """Home Assistant's retained discovery configs for this board (net/hass.py), on every connect:
+        a broker that lost its retained store learns them again."""
+        from edge_agent import __version__
+        from edge_agent.net.hass import discovery_messages
+
+        for topic, payload in discovery_messages(self.device, self.topics.status(self.device), __version__).items():
+            self.bridge.publish(topic, payload, qos=1, retain=True)
 
     async def resend_unacknowledged(self) -> None:
         """Re-send stored final events the broker never acknowledged, and recent ones the asker

@@ -26,12 +26,14 @@ def test_acl_rules_by_role():
     blocks = {b.splitlines()[1]: b.splitlines()[2:] for b in acl_text(members, PREFIX).split("\n\n")[1:] if b}
     assert blocks["user phone"] == ["topic write edge/v1/+/ask/phone", "topic write edge/v1/+/confirm/phone",
                                     "topic write edge/v1/+/ack/phone",
-                                    "topic read edge/v1/reply/phone/#", "topic read edge/v1/+/status"]
+                                    "topic read edge/v1/reply/phone/#", "topic read edge/v1/+/status",
+                                    "topic read homeassistant/sensor/+/+/config"]
     assert blocks["user pi"] == ["topic read edge/v1/pi/ask/+", "topic read edge/v1/pi/confirm/+",
                                  "topic read edge/v1/pi/ack/+",
                                  "topic read edge/v1/pi/files/search/+", "topic read edge/v1/reply/pi/#",
                                  "topic read edge/v1/+/status", "topic write edge/v1/pi/status",
-                                 "topic write edge/v1/reply/phone/#", "topic write edge/v1/+/files/search/pi"]
+                                 "topic write edge/v1/reply/phone/#", "topic write edge/v1/+/files/search/pi",
+                                 "topic write homeassistant/sensor/edge_agent_pi/+/config"]
     # A file peer answers only an agent's searches, on a topic that names itself.
     assert blocks["user laptop"] == ["topic read edge/v1/laptop/files/search/+", "topic read edge/v1/+/status",
                                      "topic write edge/v1/laptop/status",
