@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Install edge-agent as a system service on Raspberry Pi OS 64-bit (bookworm), from this checkout.
 #
-#   sudo deploy/install.sh [--model FILE [--sha256 HEX] | --model-name NAME] [--lan] [--files] [--client NAME]
+#   sudo deploy/install.sh [--model FILE [--sha256 HEX] | --model-name NAME [--accept-licence]] [--lan] [--files] [--client NAME]
 #   deploy/install.sh --dry-run --prefix /tmp/ea     # print every action, change nothing
 #
 # Steps, each checked before it acts, so a second run changes nothing:
@@ -14,6 +14,7 @@
 # --model-name NAME pulls a catalog model (`edge-agent model list`) or REPO:FILE from the Hugging
 # Face hub on the board with `edge-agent model pull` (resumable, sha256 checked against the hub's
 # LFS digest, recorded in SHA256SUMS); HF_ENDPOINT, HF_TOKEN and HF_HOME are passed through.
+# A model whose licence forbids commercial use (flagged in `model list`) needs --accept-licence.
 #
 # llama-cpp-python is compiled on the board (PyPI has no aarch64 wheels). GGML_NATIVE=ON makes
 # ggml build with -mcpu=native: on a Pi 5 (Cortex-A76, armv8.2-a) that enables NEON, the dot
@@ -43,6 +44,7 @@ PREFIX=""
 MODEL_SRC=""
 MODEL_SHA256=""
 MODEL_NAME=""
+ACCEPT_LICENCE=()
 CLIENT="phone"
 LAN=0
 FILES=0
@@ -61,6 +63,7 @@ while [ $# -gt 0 ]; do
     --model) [ $# -ge 2 ] || die "--model needs a GGUF file"; MODEL_SRC="$2"; shift ;;
     --sha256) [ $# -ge 2 ] || die "--sha256 needs a hex digest"; MODEL_SHA256="$2"; shift ;;
     --model-name) [ $# -ge 2 ] || die "--model-name needs a catalog name or REPO:FILE"; MODEL_NAME="$2"; shift ;;
+    --accept-licence) ACCEPT_LICENCE=(--accept-licence) ;;
     --client) [ $# -ge 2 ] || die "--client needs a name"; CLIENT="$2"; shift ;;
     --lan) LAN=1 ;;
     --files) FILES=1 ;;
@@ -295,7 +298,7 @@ step_model() {
     target="$MODELS/$(model_file_for "$MODEL_NAME")"
     say "model $MODEL_NAME from the hub into $target (edge-agent model pull)"
     if [ -x "$EA" ] || [ "$DRY_RUN" -eq 1 ]; then
-      as_service "$EA" --data-dir "$STATE" model pull "$MODEL_NAME"
+      as_service "$EA" --data-dir "$STATE" model pull "$MODEL_NAME" "${ACCEPT_LICENCE[@]}"
     fi
     want="$(sed -n "s/^\([0-9a-f]\{64\}\)  $(basename "$target")\$/\1/p" "$MODELS/SHA256SUMS" 2>/dev/null || true)"
     [ -n "$want" ] || [ "$DRY_RUN" -eq 1 ] || die "model pull recorded no sha256 for $target"

@@ -11,7 +11,7 @@ import re
 import sys
 from pathlib import Path
 
-from edge_agent.llm.catalog import CatalogError, describe, load_catalog
+from edge_agent.llm.catalog import CatalogError, describe, licence_refusal, load_catalog
 from edge_agent.llm.pull import DEFAULT_REVISION, MAX_RESUMES, DigestMismatch, PullError, parse_spec, pull
 
 EXIT_FAILED = 1
@@ -30,6 +30,8 @@ def register(sub, parents) -> None:
     pl.add_argument("--sha256", help="the digest to insist on (default: the hub's LFS digest)")
     pl.add_argument("--max-resumes", type=int, default=MAX_RESUMES, metavar="N",
                     help=f"Range re-requests after dropped connections (default {MAX_RESUMES})")
+    pl.add_argument("--accept-licence", action="store_true",
+                    help="pull a model whose licence forbids commercial use (model list marks them)")
     pl.add_argument("--quiet", action="store_true", help="no progress bar")
     pl.add_argument("--json", action="store_true", help="print the result as one JSON object")
     pl.set_defaults(func=run_pull)
@@ -55,7 +57,8 @@ def run_list(args, settings) -> int:
     boards = [b.name for b in catalog.boards]
     header = ["name", "size GB", "licence", "KV B/tok", f"need MiB@{settings.model.n_ctx}", *boards,
               f"here ({here or 0:.0f} MiB)", "installed"]
-    table = [[r["name"], f"{r['size_gb']:.2f}", r["licence"], str(r["kv_bytes_per_token"]), str(r["need_mb"]),
+    table = [[r["name"], f"{r['size_gb']:.2f}", r["licence"] + (" (non-commercial)" if r["non_commercial"] else ""),
+              str(r["kv_bytes_per_token"]), str(r["need_mb"]),
               *(FIT_MARKS[r["fits"][b]] for b in boards), FIT_MARKS[r["fits_here"]],
               "yes" if r.get("installed") else ""] for r in rows]
     widths = [max(len(row[i]) for row in [header, *table]) for i in range(len(header))]
@@ -63,14 +66,17 @@ def run_list(args, settings) -> int:
         print("  ".join(cell.ljust(w) for cell, w in zip(row, widths)).rstrip())
     print("need = model + KV + saved sessions + logits + runtime + head cache (computed); "
           "sources: edge_agent/llm/models.toml")
+    if any(r["non_commercial"] for r in rows):
+        print("(non-commercial): the licence forbids commercial use; `model pull` asks for --accept-licence")
     return 0
 
 
 def _target(spec: str):
-    """(repo, file, catalog entry or None) for a pull spec."""
+    """(repo, file, catalog entry or None) for a pull spec; REPO:FILE of a catalog model is that entry."""
     if ":" in spec:
         repo, file = parse_spec(spec)
-        return repo, file, None
+        entry = next((m for m in load_catalog().models if (m.repo, m.file) == (repo, file)), None)
+        return repo, file, entry
     entry = load_catalog().get(spec)
     return entry.repo, entry.file, entry
 
@@ -78,6 +84,9 @@ def _target(spec: str):
 def run_pull(args, settings) -> int:
     try:
         repo, file, entry = _target(args.spec)
+        refusal = licence_refusal(entry, args.accept_licence)
+        if refusal is not None:
+            return _pull_failed(args, refusal)
         if entry is not None and entry.bundled:
             from edge_agent.llm.bundled import ensure_bundled_model, expected_sha256
 

@@ -68,6 +68,10 @@ class CatalogModel:
     """Shipped as a PyPI package instead of downloaded from the hub."""
     chat_template: str = ""
     """What its chat template offers (informational)."""
+    context: int = 0
+    """The context it was trained for, tokens (config.json); 0 if not stated. Under the window it is refused."""
+    non_commercial: bool = False
+    """Its licence forbids commercial use: flagged by `model list`, pulled only with --accept-licence."""
 
     @property
     def size_bytes(self) -> int:
@@ -119,6 +123,14 @@ class Catalog:
         return next((m for m in self.models if m.file == file_name), None)
 
 
+def licence_refusal(entry: CatalogModel | None, accepted: bool) -> str | None:
+    """Why `model pull` will not fetch this entry without --accept-licence (None: it may)."""
+    if entry is None or not entry.non_commercial or accepted:
+        return None
+    return (f"{entry.title} is under the {entry.licence} licence, which forbids commercial use; "
+            "read it on the model's page and pass --accept-licence to pull it anyway")
+
+
 def load_catalog(path: Path = CATALOG_FILE) -> Catalog:
     try:
         data = tomllib.loads(path.read_text(encoding="utf-8"))
@@ -153,6 +165,7 @@ def describe(model: CatalogModel, catalog: Catalog, settings: Any, here_mb: floa
     row: dict[str, Any] = {
         "name": model.name, "title": model.title, "repo": model.repo or None, "file": model.file,
         "bundled": model.bundled, "size_gb": model.size_gb, "licence": model.licence,
+        "non_commercial": model.non_commercial, "context": model.context or None,
         "chat_template": model.chat_template, "source": model.source,
         "kv_bytes_per_token": model.kv_bytes_per_token, "kv_mb": round(need.kv_mb, 1),
         "n_ctx": m.n_ctx, "need_mb": round(need_mb),

@@ -14,8 +14,9 @@ from edge_agent.llm.catalog import DEFAULT_HEAD_CACHE_MB, CatalogError, describe
 from edge_agent.modelfile.gguf import read_header
 from edge_agent.modelfile.sizing import MIB, estimate, kv_cache_bytes
 
-REQUIRED = {"Qwen2.5-3B-Instruct", "Llama-3.2-3B-Instruct", "Phi-3.5-mini-instruct", "Gemma-2-2B-it",
-            "SmolLM2-1.7B-Instruct"}
+# The survey of issue 30: small instruct models that call tools (and one research-licensed model).
+REQUIRED = {"Qwen3-4B-Instruct-2507", "Qwen3-1.7B", "Llama-3.2-3B-Instruct", "Phi-4-mini-instruct", "SmolLM3-3B",
+            "Gemma-3-1B-it", "Gemma-3-4B-it", "Qwen2.5-3B-Instruct"}
 
 
 def test_the_catalog_has_every_recommended_model_with_its_hub_file():
@@ -24,6 +25,7 @@ def test_the_catalog_has_every_recommended_model_with_its_hub_file():
     assert REQUIRED <= titles and any(m.bundled for m in catalog.models)
     for m in catalog.models:
         assert m.file.lower().endswith("q4_k_m.gguf") and m.licence and m.source and m.size_gb > 0
+        assert m.context >= 4096  # every one holds the window it will be given
         assert m.bundled or m.repo.count("/") == 1
     assert {b.name for b in catalog.boards} == {"pi4-4gb", "pi5-4gb", "pi5-8gb"}
 
@@ -40,6 +42,7 @@ def test_kv_bytes_per_token_follow_the_formula_and_the_published_anchors():
 def test_the_bundled_entry_matches_the_bundled_gguf(tiny_model_path):
     entry = load_catalog().get("gemma-3-270m")
     header = read_header(tiny_model_path)
+    assert entry.context == header.arch_value("context_length")
     per_token, layers, kv_heads, head_dim = kv_cache_bytes(header, 1)
     assert (entry.layers, entry.kv_heads, entry.head_dim) == (layers, kv_heads, head_dim)
     assert entry.kv_bytes_per_token == per_token
@@ -62,8 +65,8 @@ def test_fits_follow_the_ram_and_the_8gb_board_takes_every_model():
         assert describe(m, catalog, settings, here_mb=row_need_plus(m, catalog, settings, -1))["fits_here"] is False
         assert row["fits"]["pi5-8gb"] is True
         assert row["fits"]["pi4-4gb"] == row["fits"]["pi5-4gb"]  # same RAM, same answer
-    phi = describe(catalog.get("phi-3.5-mini"), catalog, settings, here_mb=1024)
-    assert phi["fits"]["pi5-4gb"] is False and phi["fits_here"] is False  # no GQA: 1.5 GiB KV at 4096
+    big = describe(catalog.get("qwen3-4b-2507"), catalog, settings, here_mb=1024)
+    assert big["fits"]["pi5-4gb"] is False and big["fits_here"] is False  # 2.5 GB + 576 MiB KV + 2 saved sessions
     qwen = describe(catalog.get("qwen2.5-3b"), catalog, settings, here_mb=4096)
     assert qwen["fits"]["pi5-4gb"] is True and qwen["fits_here"] is True
 
@@ -134,3 +137,23 @@ def test_model_use_refuses_a_missing_model_or_no_config(tmp_path):
     env_without = {k: v for k, v in os.environ.items() if k != "EDGE_AGENT_CONFIG"}
     proc = run_cli("--data-dir", str(tmp_path / "d"), "model", "use", "qwen2.5-3b", env=env_without)
     assert proc.returncode == 1 and "no config file" in proc.stderr
+
+
+def test_a_non_commercial_licence_is_flagged_and_pulled_only_when_accepted(tmp_path):
+    from edge_agent.llm.catalog import licence_refusal
+
+    catalog = load_catalog()
+    research = catalog.get("qwen2.5-3b")
+    assert research.non_commercial and not any(m.non_commercial for m in catalog.models if m is not research)
+    assert "forbids commercial use" in licence_refusal(research, accepted=False)
+    assert licence_refusal(research, accepted=True) is None and licence_refusal(catalog.get("smollm3-3b"), False) is None
+    listing = run_cli("--data-dir", str(tmp_path / "d"), "model", "list")
+    assert "qwen-research (non-commercial)" in listing.stdout and "--accept-licence" in listing.stdout
+    env = {**os.environ, "HF_ENDPOINT": "http://127.0.0.1:9"}  # a closed port: never a real hub
+    for spec in ("qwen2.5-3b", f"{research.repo}:{research.file}"):
+        refused = run_cli("--data-dir", str(tmp_path / "d"), "model", "pull", spec, "--json", env=env)
+        assert refused.returncode == 1 and "forbids commercial use" in json.loads(refused.stdout)["error"]
+    # Accepted, the pull goes on to the hub (here a closed port: a download error, not the licence).
+    accepted = run_cli("--data-dir", str(tmp_path / "d"), "model", "pull", "qwen2.5-3b", "--accept-licence",
+                       "--json", "--max-resumes", "0", env=env)
+    assert accepted.returncode == 1 and "commercial" not in json.loads(accepted.stdout)["error"]

@@ -20,12 +20,16 @@ def run_install(*args: str, script=INSTALL, timeout: float = 120) -> subprocess.
 
 def test_dry_run_pulls_a_catalog_model_and_points_the_config_at_it(tmp_path):
     p = tmp_path / "root"
-    proc = run_install("--dry-run", "--prefix", str(p), "--model-name", "qwen2.5-3b")
+    proc = run_install("--dry-run", "--prefix", str(p), "--model-name", "smollm3-3b")
     assert proc.returncode == 0, proc.stderr
     state = f"{p}/var/lib/edge-agent"
-    assert (f"[dry-run] {p}/opt/edge-agent/bin/edge-agent --data-dir {state} model pull qwen2.5-3b"
+    assert (f"[dry-run] {p}/opt/edge-agent/bin/edge-agent --data-dir {state} model pull smollm3-3b\n"
             in proc.stdout)
-    assert f"{state}/models/Qwen2.5-3B-Instruct-Q4_K_M.gguf" in proc.stdout
+    assert f"{state}/models/SmolLM3-3B-Q4_K_M.gguf" in proc.stdout
+    # A non-commercial licence is passed on only when the installer was told to accept it.
+    research = run_install("--dry-run", "--prefix", str(p), "--model-name", "qwen2.5-3b", "--accept-licence")
+    assert research.returncode == 0, research.stderr
+    assert "model pull qwen2.5-3b --accept-licence" in research.stdout
     assert not p.exists() or not any(p.rglob("*.gguf"))
 
 
@@ -34,7 +38,7 @@ def test_unknown_names_and_both_model_options_are_refused(tmp_path):
     assert bad.returncode != 0 and "not in the catalog" in bad.stderr
     model = tmp_path / "m.gguf"
     model.write_bytes(b"GGUF")
-    both = run_install("--dry-run", "--prefix", str(tmp_path / "r"), "--model", str(model), "--model-name", "qwen2.5-3b")
+    both = run_install("--dry-run", "--prefix", str(tmp_path / "r"), "--model", str(model), "--model-name", "smollm3-3b")
     assert both.returncode != 0 and "exclude each other" in both.stderr
 
 
