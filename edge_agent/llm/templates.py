@@ -35,6 +35,11 @@ _PROBE_RESULT = "RESULT-PROBE-7f3a"
 # convention of Gemma's function-calling guide (Gemma knows only user and model turns), and the
 # only turn Phi-3.5's and generic ChatML templates render faithfully.
 TOOL_AS_USER = "Tool result ({name}):\n{content}"
+# The family a template belongs to, named by the marker it ends an assistant turn with (found by
+# the probe, not by the model's name): what doctor says out loud.
+TEMPLATE_FAMILIES = {"<|im_end|>": "ChatML", "<|eot_id|>": "Llama 3", "<end_of_turn>": "Gemma",
+                     "<|end|>": "Phi-3", "</s>": "Llama 2 / Mistral [INST]"}
+PLAIN_FALLBACK = "the plain fallback ('### ' role headers), as for a base model"
 
 
 def render_plain(messages: Sequence[ChatMessage], add_generation_prompt: bool = True) -> str:
@@ -62,15 +67,22 @@ class TemplateTraits:
     user_after_user: bool = True
     """Two user turns may follow each other; otherwise (strict alternation) they are merged."""
 
+    @property
+    def family(self) -> str:
+        """ChatML, Llama 3, Gemma, Phi-3 … by the end-of-turn marker; "custom" for another."""
+        return TEMPLATE_FAMILIES.get(self.end_of_turn, "custom")
+
 
 class JinjaChatTemplate:
     """A GGUF's `tokenizer.chat_template`, rendered through llama-cpp-python's formatter."""
 
-    def __init__(self, source: str, bos_token: str = "", eos_token: str = ""):
+    def __init__(self, source: str, bos_token: str = "", eos_token: str = "", adds_bos: bool = True):
         from llama_cpp.llama_chat_format import Jinja2ChatFormatter
 
         self.source = source
         self.bos_token = bos_token
+        self.adds_bos = adds_bos
+        """The tokenizer puts a BOS token first by itself (GGUF tokenizer.ggml.add_bos_token)."""
         self.eos_token = eos_token
         # The formatter fixes add_generation_prompt at construction; the harness needs both.
         self._formatters = {flag: Jinja2ChatFormatter(source, eos_token, bos_token, add_generation_prompt=flag)
@@ -85,7 +97,8 @@ class JinjaChatTemplate:
         text = self._render_raw(self.adapt(messages), add_generation_prompt)
         # Templates that write bos_token themselves (Llama 3, Gemma) would get a second BOS from the
         # tokenizer, which adds one whenever the model asks for it; the tokenizer's is the one kept.
-        if self.bos_token and text.startswith(self.bos_token):
+        # A tokenizer that adds none (SmolLM2, whose BOS is ChatML's <|im_start|>) keeps the text's.
+        if self.adds_bos and self.bos_token and text.startswith(self.bos_token):
             text = text[len(self.bos_token):]
         return text
 
@@ -159,4 +172,5 @@ def template_for_llama(llm: Any, source: str) -> JinjaChatTemplate:
     def text_of(token: int) -> str:
         return llm._model.token_get_text(token) if token >= 0 else ""
 
-    return JinjaChatTemplate(source, text_of(llm.token_bos()), text_of(llm.token_eos()))
+    return JinjaChatTemplate(source, text_of(llm.token_bos()), text_of(llm.token_eos()),
+                             adds_bos=bool(llm._model.add_bos_token()))

@@ -1,7 +1,10 @@
 """`edge-agent doctor`: is this board ready to run the service? One pass/warn/fail row a check.
 
-Checks: the model file, its checksum and chat template, model + KV cache against memory, the broker with the
-configured credentials, the data dir, free disk, the clock. Only "fail" makes the exit non-zero.
+Checks: the model file (its checksum, the chat template it will be prompted with — its own, named by
+family, or the plain fallback said out loud — and its native context against the window), whether
+this llama.cpp loads its architecture, the adapter, model + KV cache against memory, the broker with
+the configured credentials, the data dir, the database, free disk, the clock. Only "fail" makes the
+exit non-zero.
 """
 from __future__ import annotations
 
@@ -15,7 +18,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Callable, Literal
 
-from edge_agent.config import Settings
+from edge_agent.config import DEFAULT_WINDOW, Settings
 from edge_agent.llm.bundled import sha256_file
 from edge_agent.modelfile.files import BUNDLED_FILE, SHA256SUMS, configured_model_path
 from edge_agent.ops import probes
@@ -63,7 +66,7 @@ def expected_checksum(path: Path) -> tuple[str | None, str]:
     return None, "no reference checksum"
 
 
-def check_model(path: Path) -> Check:
+def check_model(path: Path, n_ctx: int = DEFAULT_WINDOW) -> Check:
     if not path.is_file():
         return Check("model file", "fail", f"{path}: not found")
     try:
@@ -76,9 +79,26 @@ def check_model(path: Path) -> Check:
     if got != want and want is not None:
         return Check("model file", "fail", f"{path}: sha256 {got[:16]}… != expected {want[:16]}… ({source})")
     template_status, template = template_note(header.metadata.get("tokenizer.chat_template"))
+    context_status, context = context_note(header.arch_value("context_length"), n_ctx)
+    status = worst(template_status, context_status)
     if want is None:
-        return Check("model file", "warn", f"{path} ({size}) sha256 {got[:16]}…: {source}; {template}")
-    return Check("model file", template_status, f"{path} ({size}) sha256 matches {source}; {template}")
+        return Check("model file", worst(status, "warn"), f"{path} ({size}) sha256 {got[:16]}…: {source}; "
+                                                          f"{template}; {context}")
+    return Check("model file", status, f"{path} ({size}) sha256 matches {source}; {template}; {context}")
+
+
+def worst(*statuses: Status) -> Status:
+    return max(statuses, key=("pass", "warn", "fail").index)
+
+
+def context_note(native: object, n_ctx: int) -> tuple[Status, str]:
+    """The model's trained context against the window the runtime opens (llamacpp refuses less)."""
+    if not isinstance(native, int) or native <= 0:
+        return "warn", f"context: native length not stated in the GGUF; window {n_ctx} tokens"
+    if native < n_ctx:
+        return "fail", (f"context: native {native} tokens, shorter than the {n_ctx}-token window "
+                        f"(set model.n_ctx = {native} or choose another model)")
+    return "pass", f"context: native {native} tokens, window {n_ctx}"
 
 
 def catalog_note(path: Path) -> str:
@@ -94,17 +114,38 @@ def catalog_note(path: Path) -> str:
 
 def template_note(source: object) -> tuple[Status, str]:
     """How the runtime will prompt this model: its own chat template (what it offers) or plain."""
-    from edge_agent.llm.templates import JinjaChatTemplate
+    from edge_agent.llm.templates import PLAIN_FALLBACK, JinjaChatTemplate
 
     if not source:  # a base model (the bundled one): the plain fallback is what it should get
-        return "pass", "no chat template: plain prompts"
+        return "pass", f"no chat template in the GGUF: prompts use {PLAIN_FALLBACK}"
     try:
         traits = JinjaChatTemplate(str(source)).traits
-    except Exception as err:  # the runtime falls back the same way
-        return "warn", f"chat template unusable ({err}); plain prompts will be used"
+    except Exception as err:  # the runtime falls back the same way, with a warning in its log
+        return "warn", f"chat template unusable ({err}): prompts will use {PLAIN_FALLBACK}"
     tool = "tool role" if traits.tool_role else "no tool role (results as user turns)"
     system = "system role" if traits.system_role else "no system role (folded into the first user turn)"
-    return "pass", f"chat template: {system}, {tool}, turns end with {traits.end_of_turn or 'nothing'}"
+    return "pass", (f"chat template: {traits.family}, the model's own ({system}, {tool}, turns end with "
+                    f"{traits.end_of_turn or 'nothing'})")
+
+
+def check_loads(path: Path, n_ctx: int = DEFAULT_WINDOW) -> Check:
+    """Whether this llama.cpp loads the file's architecture and tokenizer (vocab only: no weights),
+    and what it then prompts with: the row that names an architecture it cannot run."""
+    from edge_agent.llm.base import ModelLoadError
+    from edge_agent.llm.llamacpp import LlamaCppModel
+
+    try:
+        model = LlamaCppModel(path, n_ctx=n_ctx, vocab_only=True, head_cache_mb=0)
+    except ModelLoadError as err:
+        return Check("model loads", "fail", str(err))
+    try:
+        how = (f"{model.template_family} chat template" if model.has_chat_template
+               else "plain fallback prompts (no chat template)")
+        return Check("model loads", "pass", f"llama.cpp loads its architecture ({model.architecture}) and tokenizer "
+                                            f"({model.n_vocab} tokens); {how}, stops at "
+                                            f"{', '.join(model.stop_sequences())!r}")
+    finally:
+        model.close()
 
 
 def check_memory(settings: Settings, path: Path, available_mb: float | None = None,
@@ -285,7 +326,7 @@ def start_failures(settings: Settings, *, model: bool = True) -> list[Check]:
     checks = [check_database(settings.db_path), check_disk(settings.data_dir)]
     if model:
         path = configured_model_path(settings)
-        checks += [check_model(path), *check_merged_copy(settings, path)]
+        checks += [check_model(path, settings.model.n_ctx), *check_merged_copy(settings, path)]
     return [c for c in checks if c.status == "fail"]
 
 
@@ -316,7 +357,9 @@ def run_checks(settings: Settings, *, now: Callable[[], datetime] | None = None,
                broker_timeout_s: float = BROKER_TIMEOUT_S) -> list[Check]:
     """Every check, in table order."""
     path = configured_model_path(settings)
-    model = check_model(path)
+    model = check_model(path, settings.model.n_ctx)
+    loads = (check_loads(path, settings.model.n_ctx) if path.is_file()
+             else Check("model loads", "fail", "no model file"))
     memory = (check_memory(settings, path) if path.is_file()
               else Check(f"memory (model + KV @ {settings.model.n_ctx})", "fail", "no model to size"))
     heads = (check_head_cache(settings, path) if path.is_file()
@@ -324,6 +367,7 @@ def run_checks(settings: Settings, *, now: Callable[[], datetime] | None = None,
     adapter = check_adapter(settings, path) if path.is_file() else Check("adapter", "fail", "no model")
     return [
         model,
+        loads,
         adapter,
         memory,
         heads,

