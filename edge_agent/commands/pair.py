@@ -109,7 +109,7 @@ def run_rm(args, settings) -> int:
 def _clear_discovery(settings, name: str, password: str | None) -> None:
     """Take the board out of Home Assistant: empty retained discovery configs, sent as the board
     (before its login is deleted: only it may write them)."""
-    from edge_agent.net.hass import clear_discovery
+    from edge_agent.net.hass import clear_discovery, config_filter
 
     m = settings.mqtt
     why = ("its credentials were not made on this machine" if password is None else
@@ -118,7 +118,7 @@ def _clear_discovery(settings, name: str, password: str | None) -> None:
         print(f"removed {name}'s Home Assistant discovery configs")
     else:
         print(f"edge-agent pair: Home Assistant may still list {name}: {why}; publish empty retained "
-              f"messages on homeassistant/sensor/edge_agent_{name}/+/config to remove it", file=sys.stderr)
+              f"messages on {config_filter(name)} to remove it", file=sys.stderr)
 
 
 def run_broker_config(args, settings) -> int:

@@ -119,7 +119,7 @@ more, a country code before them: never a date's "22 1992"); that, five digits o
 letters and digits for another number; three digits for a code."""
 MESSAGE_DETERMINERS = frozenset("the that this an a last".split())
 """Words that make the "email" a few words after them a message ("that delivery email", "the
-email from Gwen"); without them ("gwens email", "what email should I use") it is an address."""
+email from the landlord"); without them ("sams email", "what email should I use") it is an address."""
 TOLD = re.compile(r"\b(?:say|said|says|sent|send|wrote|write|message|reply|replied|about|mention|mentioned)\b",
                   re.IGNORECASE)
 """A question about what was said ("what did the delivery email say") asks for the saying, not a value."""

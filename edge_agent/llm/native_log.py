@@ -25,6 +25,7 @@ _count = 0
 
 def _forward(level: int, text: bytes, user_data: ctypes.c_void_p) -> None:
     """One piece of a native log line; a line is logged once its newline arrives."""
+    global _count
     try:
         piece = text.decode("utf-8", "replace") if text else ""
     except Exception:  # a callback from C must never raise
@@ -34,7 +35,6 @@ def _forward(level: int, text: bytes, user_data: ctypes.c_void_p) -> None:
         line = "".join(_pending).rstrip()
         _pending.clear()
         if line:
-            global _count
             _count += 1
             _recent.append((_count, line))
             log.debug("%s", line)

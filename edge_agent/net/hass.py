@@ -63,9 +63,9 @@ def config_topic(device: str, sensor: Sensor | str, prefix: str = DISCOVERY_PREF
     return f"{prefix}/sensor/{node_id(device)}/{key}/config"
 
 
-def node_topics(device: str, prefix: str = DISCOVERY_PREFIX) -> str:
-    """The ACL pattern covering every config of one board."""
-    return f"{prefix}/sensor/{node_id(device)}/+/config"
+def config_filter(device: str | None = None, prefix: str = DISCOVERY_PREFIX) -> str:
+    """The topic filter covering every config of one board, or of every board (device None)."""
+    return f"{prefix}/sensor/{node_id(device) if device else '+'}/+/config"
 
 
 def sensor_config(sensor: Sensor, device: str, status_topic: str, version: str) -> dict[str, Any]:
@@ -106,40 +106,16 @@ def clear_discovery(host: str, port: int, username: str, password: str, *, tls_c
                     timeout_s: float = 5.0) -> str | None:
     """Publish the empty retained configs that remove board `username` from Home Assistant, logged
     in as that board (only it may write them); None when done, else why not (for `pair rm`)."""
-    import os
-    import threading
+    from edge_agent.net.oneshot import LoginFailed, logged_in
 
-    import paho.mqtt.client as mqtt
-
-    client = mqtt.Client(mqtt.CallbackAPIVersion.VERSION2, client_id=f"edge-agent-unpair-{os.getpid()}",
-                         protocol=mqtt.MQTTv5)
-    client.username_pw_set(username, password)
-    if tls_ca:
-        client.tls_set(ca_certs=tls_ca)
-    connected, refused = threading.Event(), []
-
-    def on_connect(client, userdata, flags, reason_code, properties):
-        if reason_code.is_failure:
-            refused.append(str(reason_code))
-        connected.set()
-
-    client.on_connect = on_connect
     try:
-        client.connect(host, port, keepalive=max(5, int(timeout_s)))
-    except (OSError, ValueError) as err:
-        return f"broker {host}:{port} unreachable ({err})"
-    client.loop_start()
-    try:
-        if not connected.wait(timeout_s) or refused:
-            return f"broker {host}:{port} refused {username} ({refused[0] if refused else 'no CONNACK'})"
-        infos = [client.publish(topic, payload, qos=1, retain=True) for topic, payload in removal_messages(username).items()]
-        for info in infos:
-            info.wait_for_publish(timeout_s)
-        if not all(info.is_published() for info in infos):
-            return f"broker {host}:{port} did not take the removal as {username}"
-        return None
-    except (RuntimeError, ValueError) as err:
-        return f"broker {host}:{port}: {err}"
-    finally:
-        client.disconnect()
-        client.loop_stop()
+        with logged_in(host, port, username, password, tls_ca=tls_ca, purpose="unpair", timeout_s=timeout_s) as client:
+            infos = [client.publish(topic, payload, qos=1, retain=True)
+                     for topic, payload in removal_messages(username).items()]
+            for info in infos:
+                info.wait_for_publish(timeout_s)
+            if not all(info.is_published() for info in infos):
+                return f"broker {host}:{port} did not take the removal as {username}"
+    except (LoginFailed, RuntimeError, ValueError) as err:
+        return f"broker {host}:{port} as {username}: {err}"
+    return None

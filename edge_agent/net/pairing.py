@@ -30,7 +30,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-from edge_agent.net.hass import DISCOVERY_PREFIX, node_topics
+from edge_agent.net.hass import config_filter
 from edge_agent.net.topics import RESERVED_NAMES, Topics
 
 log = logging.getLogger(__name__)
@@ -113,7 +113,7 @@ def member_rules(member: Member, members: dict[str, Member], prefix: str) -> lis
     if member.role == "client":
         return [("write", t.ask("+", name)), ("write", t.confirm("+", name)), ("write", t.ack("+", name)),
                 ("read", t.reply_namespace(name) + "/#"), ("read", t.status("+")),
-                ("read", f"{DISCOVERY_PREFIX}/sensor/+/+/config")]
+                ("read", config_filter())]
     if member.name in agents:
         clients = sorted(m.name for m in members.values() if m.role == "client")
         return [("read", t.ask(name, "+")), ("read", t.confirm(name, "+")), ("read", t.ack(name, "+")),
@@ -122,7 +122,7 @@ def member_rules(member: Member, members: dict[str, Member], prefix: str) -> lis
                 *(("write", t.reply_namespace(c) + "/#") for c in clients),
                 ("write", t.files_search("+", name)),
                 *(("write", file_reply_topic(t, a, name)) for a in agents if a != name),
-                ("write", node_topics(name))]
+                ("write", config_filter(name))]
     return [("read", t.files_search(name, "+")), ("read", t.status("+")), ("write", t.status(name)),
             *(("write", file_reply_topic(t, a, name)) for a in agents)]
 

@@ -9,10 +9,8 @@ exit non-zero.
 from __future__ import annotations
 
 import logging
-import os
 import shutil
 import tempfile
-import threading
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
@@ -240,38 +238,16 @@ def check_adapter(settings: Settings, path: Path) -> Check:
 
 
 def check_broker(settings: Settings, timeout_s: float = BROKER_TIMEOUT_S) -> Check:
-    import paho.mqtt.client as mqtt
+    from edge_agent.net.oneshot import LoginFailed, logged_in
 
     m = settings.mqtt
     where = f"{m.host}:{m.port} as {m.username or 'anonymous'}"
-    done = threading.Event()
-    result: dict[str, str] = {}
-
-    def on_connect(client, userdata, flags, reason_code, properties):
-        result["reason"] = str(reason_code)
-        result["ok"] = "yes" if not reason_code.is_failure else ""
-        done.set()
-
-    client = mqtt.Client(mqtt.CallbackAPIVersion.VERSION2, client_id=f"edge-agent-doctor-{os.getpid()}",
-                         protocol=mqtt.MQTTv5)
-    if m.username:
-        client.username_pw_set(m.username, m.password)
-    if m.tls_ca:
-        client.tls_set(ca_certs=str(m.tls_ca))
-    client.on_connect = on_connect
     try:
-        client.connect(m.host, m.port, keepalive=max(5, int(timeout_s)))
-    except (OSError, ValueError) as err:
+        with logged_in(m.host, m.port, m.username, m.password, tls_ca=str(m.tls_ca) if m.tls_ca else None,
+                       purpose="doctor", timeout_s=timeout_s):
+            pass
+    except LoginFailed as err:
         return Check("broker", "fail", f"{where}: {err}")
-    client.loop_start()
-    try:
-        if not done.wait(timeout_s):
-            return Check("broker", "fail", f"{where}: no CONNACK within {timeout_s:.0f} s")
-    finally:
-        client.disconnect()
-        client.loop_stop()
-    if not result.get("ok"):
-        return Check("broker", "fail", f"{where}: refused ({result.get('reason')})")
     return Check("broker", "pass", f"{where}: connected")
 
 
