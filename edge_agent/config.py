@@ -106,6 +106,9 @@ class MqttSettings(_Section):
     """MQTT v5 Receive Maximum: requests the broker hands the agent before it has acked them (it holds the rest)."""
     resend_window_s: float = Field(600.0, ge=0)
     """On every reconnect, answers from this many seconds back that the asker has not acked are sent again."""
+    pool: str | None = Field(None, pattern=r"^[a-z0-9][a-z0-9_-]{0,31}$")
+    """The household pool this agent also serves (`pair add NAME --role agent --pool POOL`): askers
+    who address the pool get one answer from whichever member the broker hands the question to."""
 
 
 class OpsSettings(_Section):

@@ -15,6 +15,9 @@ def register(sub, parents) -> None:
                      help="agent: runs serve (answers clients); device: a file peer (files serve); "
                           "client: asks (a phone, a laptop CLI). A device named like this machine's "
                           "device_id is paired as its agent")
+    add.add_argument("--pool", metavar="POOL",
+                     help="(agents) also answer questions sent to POOL, a household pool of boards: the broker "
+                          "hands each to one member, and a member that dies leaves its questions to another")
     add.add_argument("--host", help="broker address written into its credentials (default mqtt.host)")
     add.add_argument("--port", type=int, help="broker port written into its credentials (default mqtt.port)")
     add.set_defaults(func=run_add)
@@ -62,7 +65,8 @@ def run_add(args, settings) -> int:
     try:
         member, password = add_member(paths, args.name, pairing_role(args.name, args.role, settings),
                                       prefix=settings.mqtt.prefix,
-                                      host=args.host or settings.mqtt.host, port=args.port or settings.mqtt.port)
+                                      host=args.host or settings.mqtt.host, port=args.port or settings.mqtt.port,
+                                      pool=getattr(args, "pool", None))
     except PairingError as err:
         print(f"edge-agent pair: {err}", file=sys.stderr)
         return 2
@@ -86,7 +90,8 @@ def run_list(args, settings) -> int:
         print("nothing paired yet: edge-agent pair add NAME --role agent|device|client", file=sys.stderr)
         return 0
     for m in sorted(members.values(), key=lambda m: m.name):
-        print(f"{m.name:<20} {m.role:<7} {time.strftime('%Y-%m-%d %H:%M', time.localtime(m.created_at))}")
+        pool = f"  pool {m.pool}" if m.pool else ""
+        print(f"{m.name:<20} {m.role:<7} {time.strftime('%Y-%m-%d %H:%M', time.localtime(m.created_at))}{pool}")
     return 0
 
 

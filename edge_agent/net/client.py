@@ -89,6 +89,8 @@ async def exchange(settings: Settings, device: str, kind: str, request: BaseMode
                     if event.type in ("answer", "needs_confirmation", "error"):  # type: ignore[attr-defined]
                         return EXIT_ERROR if event.type == "error" else EXIT_OK  # type: ignore[attr-defined]
                     continue
+                if event.type == "accepted":  # type: ignore[attr-defined]
+                    device = event.device  # type: ignore[attr-defined]  # a pool's member: confirm with it
                 code = _print_event(event, device=device, default_device=settings.device_id)
                 if code is not None:
                     return code

@@ -9,7 +9,8 @@ Rights (P = the topic prefix), each party writing only where its role needs:
   agent A (runs serve): read P/A/ask/+, P/A/confirm/+, P/A/ack/+, P/A/files/search/+, P/reply/A/#
             and P/+/status; write P/A/status, P/reply/C/# for each paired client C,
             P/+/files/search/A, P/reply/B/files/+/A for each other agent B, and its own discovery
-            configs H/sensor/edge_agent_A/+/config.
+            configs H/sensor/edge_agent_A/+/config. An agent in pool O (--pool) also reads P/O/ask/+
+            (as a shared subscription) and P/O/ack/+, and reads and writes the claims P/O/claim/#.
   device D (a file peer): read P/D/files/search/+ and P/+/status; write P/D/status and
             P/reply/A/files/+/D for each agent A.
 The last topic level of a request is the sender's own name, which the broker enforces; that is
@@ -55,6 +56,8 @@ class Member:
     """agent (runs serve), device (a file peer: files serve) or client (asks)."""
     created_at: float
     """When it was paired, epoch seconds."""
+    pool: str | None = None
+    """The household pool an agent serves besides its own topics (net/pool.py), or None."""
 
 
 @dataclass(frozen=True)
@@ -93,13 +96,14 @@ def load_members(paths: PairingPaths) -> dict[str, Member]:
         return {}
     try:
         data = json.loads(paths.registry.read_text(encoding="utf-8"))
-        return {n: Member(n, m["role"], float(m["created_at"])) for n, m in data.items()}
+        return {n: Member(n, m["role"], float(m["created_at"]), m.get("pool")) for n, m in data.items()}
     except (ValueError, KeyError, TypeError) as err:
         raise PairingError(f"pairing registry {paths.registry} is damaged: {err}") from err
 
 
 def _save_members(paths: PairingPaths, members: dict[str, Member]) -> None:
-    data = {m.name: {"role": m.role, "created_at": m.created_at} for m in members.values()}
+    data = {m.name: {"role": m.role, "created_at": m.created_at, **({"pool": m.pool} if m.pool else {})}
+            for m in members.values()}
     tmp = paths.registry.with_suffix(".tmp")
     _write_private(tmp, json.dumps(data, indent=2, sort_keys=True) + "\n")
     tmp.replace(paths.registry)
@@ -122,7 +126,9 @@ def member_rules(member: Member, members: dict[str, Member], prefix: str) -> lis
                 *(("write", t.reply_namespace(c) + "/#") for c in clients),
                 ("write", t.files_search("+", name)),
                 *(("write", file_reply_topic(t, a, name)) for a in agents if a != name),
-                ("write", config_filter(name))]
+                ("write", config_filter(name)),
+                *((("read", t.ask(member.pool, "+")), ("read", t.ack(member.pool, "+")),
+                   ("readwrite", t.claims(member.pool))) if member.pool else ())]
     return [("read", t.files_search(name, "+")), ("read", t.status("+")), ("write", t.status(name)),
             *(("write", file_reply_topic(t, a, name)) for a in agents)]
 
@@ -162,13 +168,17 @@ def _passwd(args: list[str]) -> None:
         raise PairingError(f"mosquitto_passwd failed: {(proc.stderr or proc.stdout).strip()}")
 
 
-def credentials_toml(name: str, password: str, host: str, port: int, prefix: str, role: Role) -> str:
+def credentials_toml(name: str, password: str, host: str, port: int, prefix: str, role: Role,
+                     pool: str | None = None) -> str:
     """A config snippet that lets `name` connect (use it with --config)."""
     lines = [f"# edge-agent credentials for {role} {name!r}; keep this file private."]
     if role in ("agent", "device"):
         lines.append(f'device_id = "{name}"')
     lines += ["", "[mqtt]", f'host = "{host}"', f"port = {port}", f'username = "{name}"',
-              f'password = "{password}"', f'prefix = "{prefix}"', ""]
+              f'password = "{password}"', f'prefix = "{prefix}"']
+    if pool:
+        lines.append(f'pool = "{pool}"')
+    lines.append("")
     return "\n".join(lines)
 
 
@@ -187,12 +197,27 @@ def write_acl(paths: PairingPaths, prefix: str) -> None:
     _write_private(paths.acl_file, acl_text(load_members(paths), prefix))
 
 
+def pools(members: dict[str, Member]) -> set[str]:
+    """The pool names in use."""
+    return {m.pool for m in members.values() if m.pool}
+
+
 def add_member(paths: PairingPaths, name: str, role: str, *, prefix: str, host: str, port: int,
-               password: str | None = None) -> tuple[Member, str]:
-    """Create (or re-key) `name`; returns the member and its new password."""
+               password: str | None = None, pool: str | None = None) -> tuple[Member, str]:
+    """Create (or re-key) `name`, an agent optionally in `pool`; returns the member and its new password.
+    A pool is addressed like a board (P/<pool>/ask/...), so pool and member names never coincide."""
     check_name(name)
     if role not in ROLES:
         raise PairingError(f"bad role {role!r}: use one of {', '.join(ROLES)}")
+    known = load_members(paths)
+    if name in pools(known):
+        raise PairingError(f"{name!r} is the name of a pool: pick another name")
+    if pool is not None:
+        check_name(pool)
+        if role != "agent":
+            raise PairingError("only an agent (--role agent) can be in a pool")
+        if pool in known or pool == name:
+            raise PairingError(f"pool {pool!r} has the name of a paired member: pick another pool name")
     paths.root.mkdir(parents=True, exist_ok=True)
     os.chmod(paths.root, 0o700)
     paths.credentials(name).parent.mkdir(parents=True, exist_ok=True)
@@ -202,11 +227,11 @@ def add_member(paths: PairingPaths, name: str, role: str, *, prefix: str, host: 
     create = [] if paths.password_file.exists() else ["-c"]
     _passwd([*create, "-b", str(paths.password_file), name, password])
     os.chmod(paths.password_file, 0o600)
-    member = Member(name, role, time.time())  # type: ignore[arg-type]
+    member = Member(name, role, time.time(), pool)  # type: ignore[arg-type]
     members[name] = member
     _save_members(paths, members)
     write_acl(paths, prefix)
-    _write_private(paths.credentials(name), credentials_toml(name, password, host, port, prefix, member.role))
+    _write_private(paths.credentials(name), credentials_toml(name, password, host, port, prefix, member.role, pool))
     log.info("paired %s %s", role, name)
     return member, password
 

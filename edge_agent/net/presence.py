@@ -101,6 +101,10 @@ class DeviceDirectory:
         self._status[device] = data
         return True
 
+    def statuses(self) -> dict[str, dict[str, Any]]:
+        """The last status each other device published."""
+        return dict(self._status)
+
     def online(self, device: str) -> bool:
         return self._status.get(device, {}).get("state") == "online"
 

@@ -5,7 +5,9 @@ each request gets the response topic <prefix>/reply/<name>/<request_id> and its 
 CorrelationData. Events are de-duplicated by (request id, seq): QoS 1 and the agent's re-sent
 answers may deliver one twice. After a reconnect, requests still without a final event are
 sent again with the same id; the agent never runs an id twice, so this only recovers a request
-or an answer a broker crash lost. Every final event is acknowledged to the agent on
+or an answer a broker crash lost. A request that has had no event at all after RESEND_SILENT_S
+is sent again too (then at doubling intervals): a pool member killed with it in flight never
+claimed it, and the broker hands the repeat to a live member. Every final event is acknowledged to the agent on
 P/<device>/ack/<name> ({"request_id"}), which stops the agent re-sending it on its reconnects.
 Retained messages on the reply namespace are never taken: the agent does not retain replies.
 """
@@ -32,6 +34,7 @@ log = logging.getLogger(__name__)
 
 CLIENT_SESSION_EXPIRY_S = 600  # the broker keeps our replies this long across a broker restart
 MAX_EVENT_BYTES = 256 * 1024  # a reply event larger than this is dropped unread
+RESEND_SILENT_S = 5.0  # a request with no event (not even accepted) after this is sent again
 RECENT_REQUESTS = 256  # finished requests remembered, so a re-sent answer is acknowledged again
 
 
@@ -124,7 +127,8 @@ class AgentClient:
         if rc is not None and rc.value == NO_MATCHING_SUBSCRIBERS:
             # The agent's persistent session would match even while it is down: no such agent.
             self._pending.pop(rid, None)
-            raise LookupError(f"no agent named {device!r} has ever connected to this broker")
+            raise LookupError(f"no agent named {device!r} has ever connected to this broker "
+                              f"(or, if it is a pool, none of its members is connected now)")
         return rid
 
     def _remember(self, request_id: str, device: str) -> None:
@@ -147,9 +151,22 @@ class AgentClient:
         p = self._pending[request_id]
         loop = asyncio.get_running_loop()
         deadline = loop.time() + timeout_s
+        silent_s = RESEND_SILENT_S
+        resend_at = loop.time() + silent_s
         try:
             while True:
-                event = await asyncio.wait_for(p.events.get(), max(0.0, deadline - loop.time()))
+                try:
+                    event = await asyncio.wait_for(p.events.get(), max(0.0, min(deadline, resend_at) - loop.time()))
+                except asyncio.TimeoutError:
+                    if loop.time() >= deadline:
+                        raise
+                    if not p.seen:
+                        log.info("no word on request %s after %.0f s: sending it again", request_id, silent_s)
+                        fut = self._publish(request_id, p)
+                        fut.add_done_callback(lambda f: f.cancelled() or f.exception())
+                    silent_s *= 2
+                    resend_at = loop.time() + silent_s
+                    continue
                 yield event
                 if event.type in FINAL_TYPES:
                     return

@@ -9,6 +9,9 @@ unanswered is rerun (a confirmation too: the assistant settled its action at its
 an action at most once), or, for a request that already crashed the agent twice, answered with a
 clear error; on every (re)connect, stored answers the broker never
 acknowledged, and recent ones the asker has not acked, are re-sent.
+An agent in a pool also reads the pool's shared ask topic on a second, clean-session connection;
+those requests are claimed on the broker before they run, and claims of a board that went offline
+are taken over (net/pool.py).
 """
 from __future__ import annotations
 
@@ -32,6 +35,7 @@ from edge_agent.net.fairqueue import FairQueue
 from edge_agent.net.intake import REQUEST_MODELS, Incoming, Rejected, Route, read_request
 from edge_agent.net.mqtt_types import ConnectOptions, Message, private_client_id
 from edge_agent.net.payload import PayloadError, parse_json
+from edge_agent.net.pool import Claim, ClaimBook, encode_correlation, seq_floor
 from edge_agent.net.presence import DeviceDirectory, StatusPublisher, offline_will
 from edge_agent.net.remote_files import RemoteFileSearch, answer_file_search
 from edge_agent.net.replies import ReplySender, outcome_event
@@ -49,6 +53,11 @@ GUARD_FACTOR = 1.5  # the service's own deadline = harness deadline x this + GUA
 GUARD_SLACK_S = 10.0
 ACCEPTED_SEQ = 0  # the request log numbers a new request's events from 1
 MAX_ACK_BYTES = 512  # {"request_id": ...} needs far less
+POOL_SWEEP_S = 0.5  # how often a pool member looks for claims to take over
+POOL_STATUS_GRACE_S = 2.0  # after connecting, wait this long for the members' retained statuses
+POOL_CONTEST_S = 30.0  # a claim that does not come back from the broker within this is given up
+POOL_DONE_RESEND_S = 30.0  # answers an offline member finished this recently are sent again
+POOL_MAX_EPOCHS = MAX_RUNS + 1  # a pool request whose boards died this often gets an error instead
 RESEND_UNDELIVERED_S = 24 * 3600  # an answer nobody subscribed to is re-sent on reconnects this long
 STORAGE_RETRY_S = (0.5, 2.0)  # a request-log write that failed is tried again after each of these
 # (each try itself waits up to the busy timeout for another writer): then the asker hears why
@@ -73,6 +82,8 @@ class Job:
     """Where its events go."""
     enqueued_at: float
     """time.monotonic() when it joined the queue."""
+    claim: Claim | None = None
+    """Our winning claim, for a pool request."""
 
 
 def agent_connect_options(settings: Settings, topics: Topics) -> ConnectOptions:
@@ -83,6 +94,15 @@ def agent_connect_options(settings: Settings, topics: Topics) -> ConnectOptions:
                           m.username, m.password,
                           m.tls_ca, m.keepalive_s, clean_start=False, session_expiry_s=m.session_expiry_s,
                           will=offline_will(topics, settings.device_id, "agent"), receive_maximum=m.receive_maximum)
+
+
+def pool_connect_options(settings: Settings) -> ConnectOptions:
+    """A clean session for the pool's shared subscription: when this board dies the broker stops
+    handing it questions at once (a persistent member would keep getting its share, queued)."""
+    m = settings.mqtt
+    return ConnectOptions(m.host, m.port, private_client_id(f"edge-agent-pool-{settings.device_id}", m.password),
+                          m.username, m.password, m.tls_ca, m.keepalive_s, clean_start=True, session_expiry_s=0,
+                          receive_maximum=m.receive_maximum)
 
 
 class AgentService:
@@ -105,6 +125,21 @@ class AgentService:
         self.replies = ReplySender(self.bridge, conn)
         self.directory = DeviceDirectory(self.topics, self.device, paired_devices)
         self.remote = RemoteFileSearch(self.bridge, self.topics, self.device, self.directory)
+        self.pool = settings.mqtt.pool
+        self.pool_bridge: MqttBridge | None = None
+        self.claims: ClaimBook | None = None
+        if self.pool:
+            self.pool_bridge = MqttBridge(pool_connect_options(settings), manual_ack=True,
+                                          on_connect=self._on_pool_connect)
+            for topic in self.topics.pool_subscriptions(self.pool):
+                self.pool_bridge.add_subscription(topic)
+            self.claims = ClaimBook(self.pool_bridge, self.topics, self.pool, self.device)
+        self._pool_since = float("inf")  # time.monotonic() of the pool connection's last connect
+        self._taking: set[tuple[str, str]] = set()  # pool requests whose claim contest is under way
+        self._resent: dict[tuple[str, str], float] = {}  # offline members' answers sent again, and when
+        self._pool_rows: list[rlog.RequestRow] = []  # pool requests a crash left: claimed after connecting
+        self._tasks: set[asyncio.Task] = set()
+        self._members_told: dict[str, str] = {}  # the pool members our last status named
         self.status = StatusPublisher(self.bridge, self.topics, self.device, "agent", self._snapshot,
                                       settings.ops.status_interval_s)
         self._low_memory = is_low_memory or (lambda: low_memory(settings.ops.min_available_mb))
@@ -125,10 +160,19 @@ class AgentService:
         snap = self.metrics.snapshot(queue_depth=self.queue_depth)
         snap["health"] = "degraded" if self.storage_fault else "ok"
         snap["health_reason"] = self.storage_fault
+        if self.pool:
+            snap["pool"] = self.pool
+            snap["pool_members"] = self._pool_members()
         extra = getattr(self.asker, "status", None)
         if callable(extra):
             snap.update(extra())
         return snap
+
+    def _pool_members(self) -> dict[str, str]:
+        """Every member of our pool this board has heard of, with its state (ours: online)."""
+        members = {d: s.get("state", "?") for d, s in self.directory.statuses().items() if s.get("pool") == self.pool}
+        members[self.device] = "online"
+        return dict(sorted(members.items()))
 
     @property
     def queue_depth(self) -> int:
@@ -143,9 +187,13 @@ class AgentService:
         self.asker = asker
         await self.recover()
         await self.bridge.start()
-        tasks = [asyncio.create_task(self._consume(), name="mqtt-intake"),
+        tasks = [asyncio.create_task(self._consume(self.bridge), name="mqtt-intake"),
                  asyncio.create_task(self._work(), name="request-worker"),
                  asyncio.create_task(self.status.run(), name="status")]
+        if self.pool_bridge is not None:
+            await self.pool_bridge.start()
+            tasks += [asyncio.create_task(self._consume(self.pool_bridge), name="pool-intake"),
+                      asyncio.create_task(self._pool_sweep(), name="pool-sweep")]
         try:
             if on_ready is not None:
                 ready = asyncio.create_task(self._ready(on_ready))
@@ -187,22 +235,22 @@ class AgentService:
             log.info("re-sent %d answers not yet acknowledged", len(rows))
 
     # -- intake -------------------------------------------------------------------------------
-    async def _consume(self) -> None:
-        async for msg in self.bridge.messages():
+    async def _consume(self, source: MqttBridge) -> None:
+        async for msg in source.messages():
             try:
-                await self._handle(msg)
+                await self._handle(msg, source)
             except Exception as err:
                 # Our bug or the database: the message is acked (a redelivery would fail the
                 # same way), the asker is told, and the service goes on.
                 log.exception("handling a message on %s failed", msg.topic)
-                self.bridge.ack(msg)
+                source.ack(msg)
                 code = storage_fault(err) if isinstance(err, sqlite3.Error) else "internal"
                 self._tell_failed(msg, code, f"the assistant could not take this request ({code}): {err}")
 
     def _tell_failed(self, msg: Message, code: str, message: str) -> None:
         """An error event to the asker of `msg`, when it is a request with a reply route."""
         try:
-            got = read_request(msg, self.topics, self.device, self.settings.mqtt.max_payload_bytes)
+            got = read_request(msg, self.topics, self._addressee(msg.topic), self.settings.mqtt.max_payload_bytes)
         except Exception:  # nothing readable to answer
             return
         if isinstance(got, Rejected) or got.route is None:
@@ -210,34 +258,48 @@ class AgentService:
         err = Error(request_id=got.request_id, seq=0, code=code, message=message)
         self.bridge.publish(got.route.topic, err.model_dump_json(), qos=1, correlation=got.route.correlation)
 
-    async def _handle(self, msg: Message) -> None:
-        if self.remote.on_reply(msg) or self.directory.on_status(msg):
-            self.bridge.ack(msg)
+    def _addressee(self, topic: str) -> str:
+        """Whom a request topic addresses among the names this agent answers to: its pool or itself."""
+        rt = self.topics.parse_request(topic)
+        return self.pool if self.pool and rt is not None and rt.device == self.pool else self.device
+
+    async def _handle(self, msg: Message, source: MqttBridge) -> None:
+        if self.directory.on_status(msg):
+            source.ack(msg)
+            if self.pool and self._pool_members() != self._members_told:
+                self._members_told = self._pool_members()
+                self.status.publish_soon()  # the pool's status shows every member as it is
+            return
+        if self.remote.on_reply(msg) or (self.claims is not None and self.claims.on_message(msg)):
+            source.ack(msg)
             return
         rt = self.topics.parse_request(msg.topic)
         if msg.retain and rt is not None:
             # Live requests arrive unretained; a retained one is a replay at (re)subscribe.
-            self.bridge.ack(msg)
+            source.ack(msg)
             log.warning("ignored a retained request on %s", msg.topic)
             return
-        if rt is not None and rt.kind == "ack" and rt.device == self.device:
-            self.bridge.ack(msg)
+        if rt is not None and rt.kind == "ack" and rt.device in (self.device, self.pool):
+            source.ack(msg)
             await self._acked(rt.sender, msg)
             return
-        got = read_request(msg, self.topics, self.device, self.settings.mqtt.max_payload_bytes)
+        got = read_request(msg, self.topics, self._addressee(msg.topic), self.settings.mqtt.max_payload_bytes)
         if isinstance(got, Rejected):
-            self.bridge.ack(msg)
+            source.ack(msg)
             self._reject(got)
             return
         if got.topic.kind == "files":
-            self.bridge.ack(msg)
+            source.ack(msg)
             payload = await answer_file_search(self.conn, self.device, got.request)  # type: ignore[arg-type]
             self.bridge.publish(got.route.topic, payload, qos=1, correlation=got.route.correlation)
             return
         refusal = await self.admission.refusal(got)
         if refusal is not None:
-            self.bridge.ack(msg)
+            source.ack(msg)
             self._reject(refusal)
+            return
+        if self.pool and got.topic.device == self.pool:
+            await self._accept_pooled(msg, got, source)
             return
         await self._accept(msg, got)
 
@@ -248,7 +310,7 @@ class AgentService:
         except (PayloadError, ValueError) as err:
             log.warning("unreadable ack from %s: %s", sender, err)
             return
-        if not await rlog.mark_acked(self.conn, sender, ack.request_id):
+        if not await rlog.mark_acked(self.conn, sender, ack.request_id) and not self.pool:
             log.info("ack from %s for %s, which has no stored answer", sender, ack.request_id)
 
     def _reject(self, got: Rejected) -> None:
@@ -260,7 +322,7 @@ class AgentService:
                         retry_after_s=got.retry_after_s)
             self.bridge.publish(got.route.topic, err.model_dump_json(), qos=1, correlation=got.route.correlation)
 
-    async def _record(self, got: Incoming) -> tuple | None:
+    async def _record(self, got: Incoming, *, pool: str | None = None, first_seq: int = 0) -> tuple | None:
         """The request written to the request log, tried again after STORAGE_RETRY_S; None when
         storage keeps failing: then status says degraded and the asker gets the reason."""
         for delay in (*STORAGE_RETRY_S, None):
@@ -268,7 +330,7 @@ class AgentService:
                 recorded = await rlog.record_request(
                     self.conn, sender=got.topic.sender, request_id=got.request_id, kind=got.topic.kind,
                     payload=got.request.model_dump_json(), response_topic=got.route.topic,
-                    correlation=got.route.correlation)
+                    correlation=got.route.correlation, pool=pool, first_seq=first_seq)
             except sqlite3.Error as err:
                 code = storage_fault(err)
                 if delay is not None:
@@ -311,6 +373,140 @@ class AgentService:
                 retry_after_s=self.settings.mqtt.busy_retry_after_s))
             return
         await self._enqueue(Job(key, kind, got.request, got.route, time.monotonic()), announce=True)
+
+    # -- the pool (net/pool.py) --------------------------------------------------------------
+    async def _on_pool_connect(self, session_present: bool) -> None:
+        self._pool_since = time.monotonic()
+
+    def _gone(self, board: str) -> bool:
+        """True if `board`'s status says offline, or says nothing although we have been connected long
+        enough to have its retained status: then its running claims are taken over."""
+        state = self.directory.statuses().get(board, {}).get("state")
+        if state is not None:
+            return state != "online"
+        return time.monotonic() - self._pool_since >= POOL_STATUS_GRACE_S
+    def _spawn(self, coro) -> None:
+        task = asyncio.create_task(coro)
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    async def _accept_pooled(self, msg: Message, got: Incoming, source: MqttBridge) -> None:
+        """A pool request: answered again if a member answered it, left to a live member that holds
+        it, else logged, acknowledged and contested (one epoch above an offline holder's claim)."""
+        assert self.claims is not None
+        key = (got.topic.sender, got.request_id)
+        owner = self.claims.owner(key)
+        if owner is not None and owner.state == "done" and owner.final_event is not None:
+            source.ack(msg)
+            log.info("pool request answered by %s: sending its answer again", owner.board, extra={"request_id": key[1]})
+            self.bridge.publish(got.route.topic, owner.final_event, qos=1, correlation=got.route.correlation)
+            return
+        if key in self._active or key in self._taking or (
+                owner is not None and owner.board != self.device and not self._gone(owner.board)):
+            source.ack(msg)  # ours already, or a live member's: it answers
+            return
+        claim = Claim(board=self.device, epoch=owner.epoch + 1 if owner else 1, state="running",
+                      sender=key[0], request_id=key[1], kind=got.topic.kind, payload=got.request.model_dump_json(),
+                      response_topic=got.route.topic, correlation=encode_correlation(got.route.correlation))
+        recorded = await self._record(got, pool=self.pool, first_seq=seq_floor(claim.epoch))
+        source.ack(msg)  # logged (or answered with the reason): a crash from here on is recovered
+        if recorded is not None:
+            self._taking.add(key)
+            await self._claim_logged(claim, recorded)
+
+    async def _take_over(self, held: Claim, epoch: int) -> None:
+        """Log and contest, at `epoch`, a request a claim or our log holds (its board offline, or this
+        board before a restart)."""
+        claim = held.model_copy(update={"board": self.device, "epoch": epoch, "state": "running", "ts": time.time()})
+        route = held.route
+        try:
+            recorded = await rlog.record_request(
+                self.conn, sender=held.sender, request_id=held.request_id, kind=held.kind, payload=held.payload,
+                response_topic=route.topic, correlation=route.correlation, pool=self.pool,
+                first_seq=seq_floor(epoch))
+        except sqlite3.Error as err:
+            log.warning("pool request %s/%s not taken over: %s", *held.key, err)
+            self._taking.discard(held.key)
+            return
+        if held.board != self.device:
+            log.info("taking over a pool request of %s", held.board, extra={"request_id": held.request_id})
+        await self._claim_logged(claim, recorded)
+
+    async def _claim_logged(self, claim: Claim, recorded: tuple[rlog.RequestRow, bool]) -> None:
+        """Our log holds the request (`recorded` = (row, new)): contest and run it, unless we answered
+        it already (then the claim is brought up to date) or hold it under an older epoch."""
+        row, created = recorded
+        key = claim.key
+        if not created and row.state == rlog.STATE_DONE and row.final_event is not None:
+            self._taking.discard(key)
+            self.replies.publish_final(key, claim.route, row.final_event)
+            self.claims.finish(claim, row.final_event)  # type: ignore[union-attr]
+            return
+        if not created:
+            await rlog.reopen(self.conn, *key, seq_floor(claim.epoch))
+        self._spawn(self._run_claimed(claim))
+
+    async def _run_claimed(self, claim: Claim) -> None:
+        """Contest the claim: the winner announces and queues the request, a loser hands it over."""
+        key = claim.key
+        try:
+            won = await self.claims.contest(claim, POOL_CONTEST_S)  # type: ignore[union-attr]
+            if not won:
+                await rlog.hand_over(self.conn, *key)
+                return
+            if claim.epoch > POOL_MAX_EPOCHS:  # every board that took it died with it
+                message = f"the agents stopped {claim.epoch - 1} times while answering this; not retrying"
+                final = await self.replies.finish(key, claim.route, lambda seq: Error(
+                    request_id=key[1], seq=seq, code="interrupted", message=message), seq=seq_floor(claim.epoch))
+                if final is not None:
+                    self.claims.finish(claim, final)  # type: ignore[union-attr]
+                return
+            request = REQUEST_MODELS[claim.kind].model_validate_json(claim.payload)
+            job = Job(key, claim.kind, request, claim.route, time.monotonic(), claim=claim)
+            await self.replies.send(key, job.route, lambda seq: Accepted(request_id=key[1], seq=seq, device=self.device),
+                                    seq=seq_floor(claim.epoch))
+            await self._enqueue(job, announce=True)
+        except Exception:
+            log.exception("pool request %s/%s could not be claimed", *key)
+        finally:
+            self._taking.discard(key)
+
+    async def _pool_sweep(self) -> None:
+        """Take over the running claims of offline members (and our own from before a restart);
+        claim what a crash left in our log unclaimed; re-send what an offline member just answered."""
+        assert self.claims is not None and self.pool_bridge is not None
+        while True:
+            await asyncio.sleep(POOL_SWEEP_S)
+            if not self.pool_bridge.connected or time.monotonic() - self._pool_since < POOL_STATUS_GRACE_S:
+                continue
+            for row in self._pool_rows:  # what a crash left: unclaimed, or now another member's
+                key = (row.sender, row.request_id)
+                owner = self.claims.owner(key)
+                if owner is not None and owner.board != self.device and (
+                        owner.state == "done" or not self._gone(owner.board)):
+                    await rlog.hand_over(self.conn, *key)
+                elif owner is None:  # logged, then the crash came before the claim
+                    self._taking.add(key)
+                    self._spawn(self._take_over(Claim(
+                        board=self.device, epoch=1, state="running", sender=row.sender, request_id=row.request_id,
+                        kind=row.kind, payload=row.payload, response_topic=row.response_topic,
+                        correlation=encode_correlation(row.correlation)), 1))
+            self._pool_rows = []
+            now = time.time()
+            self._resent = {k: t for k, t in self._resent.items() if now - t < 2 * POOL_DONE_RESEND_S}
+            for claim in self.claims.claims():
+                if claim.key in self._active or claim.key in self._taking:
+                    continue
+                mine = claim.board == self.device
+                if claim.state == "running" and (mine or self._gone(claim.board)):
+                    self._taking.add(claim.key)
+                    self._spawn(self._take_over(claim, claim.epoch + 1))
+                elif (claim.state == "done" and not mine and claim.final_event is not None
+                      and claim.key not in self._resent and now - claim.ts < POOL_DONE_RESEND_S
+                      and self._gone(claim.board)):
+                    self._resent[claim.key] = now  # it may have died between its claim and its answer
+                    route = claim.route
+                    self.bridge.publish(route.topic, claim.final_event, qos=1, correlation=route.correlation)
 
     def _duplicate(self, row: rlog.RequestRow, route: Route) -> None:
         key = (row.sender, row.request_id)
@@ -385,7 +581,13 @@ class AgentService:
             why = f"internal error: {type(err).__name__}: {err}"
             make = lambda seq: Error(request_id=rid, seq=seq, code="internal", message=why)  # noqa: E731
         action_id = outcome.pending.id if outcome is not None and outcome.pending is not None else None
-        await self.replies.finish(job.key, job.route, make, seq=min(next(seqs), last_seq), action_id=action_id)
+        final = await self.replies.finish(job.key, job.route, make, seq=min(next(seqs), last_seq), action_id=action_id)
+        if job.claim is not None and self.claims is not None:
+            if final is None:  # answered before (kept): the claim names that answer
+                row = await rlog.get_request(self.conn, sender, rid)
+                final = row.final_event if row is not None else None
+            if final is not None:
+                self.claims.finish(job.claim, final)
         wall_ms = (time.perf_counter() - started) * 1000
         self.metrics.record_request(outcome or Outcome(harness_id, "error", ""), wall_ms=wall_ms,
                                     queue_wait_ms=queue_wait_ms)
@@ -406,6 +608,12 @@ class AgentService:
         # once, so the rerun either runs it now or says it already ran.
         for row in unfinished:
             key, route = (row.sender, row.request_id), Route(row.response_topic, row.correlation)
+            if row.pool is not None:
+                if row.pool == self.pool:
+                    self._pool_rows.append(row)  # claimed (or left to its holder) once connected
+                else:
+                    await rlog.hand_over(self.conn, *key)  # this board left that pool
+                continue
             if row.attempts >= MAX_RUNS:
                 message = f"the agent stopped {row.attempts} times while answering this; not retrying"
                 await self.replies.finish(key, route, lambda seq, m=message, r=row.request_id: Error(
@@ -418,13 +626,17 @@ class AgentService:
 
     async def _shutdown(self, tasks: list[asyncio.Task]) -> None:
         self._stopping = True
-        tasks[0].cancel()  # intake: unacked messages are redelivered to the next run
+        for task in tasks:  # intake: unacked messages are redelivered (a pool's: to another member)
+            if task.get_name() in ("mqtt-intake", "pool-intake"):
+                task.cancel()
         if self._running is not None:
             log.info("stopping: letting request %s/%s finish", *self._running.key)
             deadline = time.monotonic() + STOP_GRACE_S
             while self._running is not None and time.monotonic() < deadline:
                 await asyncio.sleep(0.05)
-        await cancel_and_wait(tasks)
+        await cancel_and_wait([*tasks, *self._tasks])
         await self.status.publish_offline()
         await self.replies.drain()
+        if self.pool_bridge is not None:
+            await self.pool_bridge.close()
         await self.bridge.close()

@@ -5,6 +5,9 @@
   P/<device>/ack/<sender>            <sender> has the final event of one of its requests
   P/<device>/files/search/<sender>   a file search for <device>'s file peer
   P/<device>/status                  retained presence + metrics; the Last Will says offline
+  P/<pool>/ask/<sender>              a question for any agent of the pool (a shared subscription)
+  P/<pool>/ack/<sender>              <sender> has the final event of a pool request (every member reads it)
+  P/<pool>/claim/<sender>/<id>       retained: which agent runs or ran that pool request (net/pool.py)
   P/reply/<name>/...                 <name>'s reply namespace: only <name> may read it
 """
 from __future__ import annotations
@@ -13,7 +16,8 @@ from dataclasses import dataclass
 from typing import Literal
 
 REPLY = "reply"
-RESERVED_NAMES = frozenset({REPLY, "ask", "confirm", "ack", "files", "search", "status", "pill", "event", "events"})
+RESERVED_NAMES = frozenset({REPLY, "ask", "confirm", "ack", "files", "search", "status", "pill", "event", "events",
+                            "claim"})
 """Names that would make topics ambiguous: every word a topic level holds. A client named `ask`
 would match another's `P/+/ask/<name>` rule on `P/reply/ask/...` and read forged answers there."""
 MAX_TOPIC_CHARS = 256  # a response topic longer than this is refused
@@ -57,6 +61,28 @@ class Topics:
 
     def reply_root(self) -> str:
         return f"{self.prefix}/{REPLY}"
+
+    def claim(self, pool: str, sender: str, request_id: str) -> str:
+        return f"{self.prefix}/{pool}/claim/{sender}/{request_id}"
+
+    def claims(self, pool: str) -> str:
+        """Every claim of the pool (a subscription filter)."""
+        return f"{self.prefix}/{pool}/claim/#"
+
+    def parse_claim(self, topic: str) -> tuple[str, str, str] | None:
+        """(pool, sender, request_id) of a claim topic, else None."""
+        head = self.prefix + "/"
+        if not topic.startswith(head):
+            return None
+        parts = topic[len(head):].split("/")
+        if len(parts) == 4 and parts[1] == "claim":
+            return parts[0], parts[2], parts[3]
+        return None
+
+    def pool_subscriptions(self, pool: str) -> list[str]:
+        """What a pool member reads on its pool connection: the pool's asks, shared (the broker hands
+        each to one member), and all of its acks and claims."""
+        return [f"$share/{pool}/{self.ask(pool, '+')}", self.ack(pool, "+"), self.claims(pool)]
 
     def reply_namespace(self, name: str) -> str:
         return f"{self.prefix}/{REPLY}/{name}"

@@ -7,7 +7,8 @@ on when the broker acknowledged that event to a subscriber, `acked` when the ask
 it has it (an ack message). After a crash, accepted/running rows are answered again (rerun or a
 clear error) and done-but-undelivered ones are re-sent; on every reconnect, recent answers the
 asker has not acked are re-sent. A needs_confirmation row keeps its `action_id`: only that
-row's sender may confirm the action.
+row's sender may confirm the action. A row addressed to a pool (`pool`) is also claimed on the
+broker (net/pool.py); a board that lost the claim hands its copy over (done, no final event).
 
 Every write is one autocommit statement (the connection is opened with isolation_level=None):
 the service's tasks share one connection, and BEGIN..COMMIT spans from two tasks would nest.
@@ -50,7 +51,11 @@ async def requests_002_asker_ack(conn: aiosqlite.Connection) -> None:
     await conn.execute("CREATE INDEX requests_unacked ON requests(finished_at) WHERE acked = 0")
 
 
-MIGRATIONS = [requests_001_create, requests_002_asker_ack]
+async def requests_003_pool(conn: aiosqlite.Connection) -> None:
+    await conn.execute("ALTER TABLE requests ADD COLUMN pool TEXT")
+
+
+MIGRATIONS = [requests_001_create, requests_002_asker_ack, requests_003_pool]
 
 
 @dataclass(frozen=True)
@@ -85,12 +90,14 @@ class RequestRow:
     """The asker acknowledged the final event itself."""
     action_id: str | None = None
     """The pending action its needs_confirmation event offered (only its sender may confirm it)."""
+    pool: str | None = None
+    """The pool it was addressed to (then claimed on the broker), or None for this board's own topic."""
 
 
 def _row(r: aiosqlite.Row) -> RequestRow:
     return RequestRow(r["sender"], r["request_id"], r["kind"], r["payload"], r["response_topic"],
                       r["correlation"], r["state"], r["attempts"], r["next_seq"], r["final_event"],
-                      bool(r["delivered"]), r["created_at"], bool(r["acked"]), r["action_id"])
+                      bool(r["delivered"]), r["created_at"], bool(r["acked"]), r["action_id"], r["pool"])
 
 
 _KEY = "sender = ? AND request_id = ?"
@@ -103,15 +110,17 @@ async def get_request(conn: aiosqlite.Connection, sender: str, request_id: str) 
 
 async def record_request(conn: aiosqlite.Connection, *, sender: str, request_id: str, kind: str,
                          payload: str, response_topic: str, correlation: bytes | None,
-                         ) -> tuple[RequestRow, bool]:
+                         pool: str | None = None, first_seq: int = 0) -> tuple[RequestRow, bool]:
     """Log a request unless its key is known; returns (row, True if it is new).
 
-    A new row's accepted event has seq 0, so next_seq starts at 1.
+    A new row's accepted event has seq `first_seq` (0; a pool takeover numbers above what the
+    earlier board may have sent), so next_seq starts one above it.
     """
     row = await fetch_one(
         conn, "INSERT INTO requests(sender, request_id, kind, payload, response_topic, correlation, state,"
-              " next_seq, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, 1, ?) ON CONFLICT DO NOTHING RETURNING *",
-        (sender, request_id, kind, payload, response_topic, correlation, STATE_ACCEPTED, time.time()))
+              " next_seq, created_at, pool) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING RETURNING *",
+        (sender, request_id, kind, payload, response_topic, correlation, STATE_ACCEPTED, first_seq + 1, time.time(),
+         pool))
     if row is not None:
         return _row(row), True
     row = await fetch_one(conn, f"SELECT * FROM requests WHERE {_KEY}", (sender, request_id))
@@ -152,6 +161,22 @@ async def finish_request(conn: aiosqlite.Connection, sender: str, request_id: st
         (STATE_DONE, final_event, time.time(), action_id, sender, request_id, STATE_DONE))
     await cur.close()
     return cur.rowcount == 1
+
+
+async def hand_over(conn: aiosqlite.Connection, sender: str, request_id: str) -> None:
+    """A pool request another board runs: done here with no answer of ours, and nothing to re-send."""
+    await (await conn.execute(f"UPDATE requests SET state = ?, finished_at = ?, delivered = 1, acked = 1"
+                              f" WHERE {_KEY} AND state != ?", (STATE_DONE, time.time(), sender, request_id,
+                                                                  STATE_DONE))).close()
+
+
+async def reopen(conn: aiosqlite.Connection, sender: str, request_id: str, first_seq: int) -> None:
+    """A pool request this board logged before and runs again (a takeover, or after losing a claim
+    whose winner died): accepted once more, its events numbered from above `first_seq`."""
+    await (await conn.execute(
+        f"UPDATE requests SET state = ?, next_seq = max(next_seq, ?), delivered = 0, acked = 0"
+        f" WHERE {_KEY} AND (state != ? OR final_event IS NULL)",
+        (STATE_ACCEPTED, first_seq + 1, sender, request_id, STATE_DONE))).close()
 
 
 async def mark_delivered(conn: aiosqlite.Connection, sender: str, request_id: str) -> None:
