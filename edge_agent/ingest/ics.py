@@ -82,6 +82,22 @@ def _wall(value: date | datetime, zone_name: str, all_day: bool) -> date | datet
     return value.astimezone(ZoneInfo(zone_name)).replace(tzinfo=None)
 
 
+def _as_given(value: date | datetime, zone_name: str, all_day: bool) -> date | datetime:
+    """An RDATE/EXDATE value as the file gives it: a date; a floating time (in the event's own
+    terms); or the wall-clock time in the zone it names, or UTC. Turned into the event's wall-clock
+    time it would lose which of a repeated hour it meant (the fall-back hour west or east of UTC)."""
+    if all_day or not isinstance(value, datetime) or value.tzinfo is None:
+        return _wall(value, zone_name, all_day)
+    name = _zone_name(value.tzinfo)
+    if name == "UTC":
+        return value.astimezone(timezone.utc)
+    if name:
+        from zoneinfo import ZoneInfo
+
+        return value.replace(tzinfo=ZoneInfo(name))
+    return value.astimezone(timezone.utc)  # a zone with no IANA name (a custom VTIMEZONE): its instant
+
+
 def _dates(component, prop: str, zone_name: str, all_day: bool) -> tuple:
     values = component.get(prop)
     if values is None:
@@ -92,7 +108,7 @@ def _dates(component, prop: str, zone_name: str, all_day: bool) -> tuple:
             # An RDATE period counts by its start; the instance keeps the event's own length.
             when = item.dt[0] if isinstance(item.dt, tuple) else item.dt
             if isinstance(when, (date, datetime)):
-                out.append(_wall(when, zone_name, all_day))
+                out.append(_as_given(when, zone_name, all_day))
     return tuple(out)
 
 

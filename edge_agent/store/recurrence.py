@@ -48,9 +48,10 @@ class EventRecord:
     rrule: str = ""
     """RRULE value; its UNTIL the UTC instant of a zoned series, else wall-clock time; "" = not recurring."""
     rdates: tuple[datetime | date, ...] = ()
-    """Extra instance starts (same zone and type as `start`)."""
+    """Extra instance starts as the file gives them: dates, naive wall-clock times in `tzid`, or aware
+    times in the zone (or UTC) the file names."""
     exdates: tuple[datetime | date, ...] = ()
-    """Instance starts removed from the rule."""
+    """Instance starts removed from the rule, in the same terms as `rdates`."""
     recurrence_id: datetime | date | None = None
     """For an override: the original start of the instance it replaces."""
     cancelled: bool = False
@@ -110,11 +111,28 @@ def decode_when(text: str, all_day: bool) -> datetime | date | None:
 
 
 def encode_list(values: tuple[datetime | date, ...]) -> str:
-    return json.dumps([v.isoformat() for v in values])
+    """JSON: an ISO string per date or naive time; {"at", "tz"} per aware time (its zone's name, or UTC)."""
+    out: list = []
+    for v in values:
+        if isinstance(v, datetime) and v.tzinfo is not None:
+            tz = "UTC" if v.tzinfo is timezone.utc else getattr(v.tzinfo, "key", None)
+            if tz is None:  # a zone without an IANA name: its instant
+                v, tz = v.astimezone(timezone.utc), "UTC"
+            out.append({"at": v.replace(tzinfo=None).isoformat(), "tz": tz})
+        else:
+            out.append(v.isoformat())
+    return json.dumps(out)
 
 
 def decode_list(text: str, all_day: bool) -> tuple:
-    return tuple(decode_when(v, all_day) for v in json.loads(text or "[]"))
+    out = []
+    for v in json.loads(text or "[]"):
+        if isinstance(v, dict):
+            zone = timezone.utc if v["tz"] == "UTC" else ZoneInfo(v["tz"])
+            out.append(datetime.fromisoformat(v["at"]).replace(tzinfo=zone))
+        else:
+            out.append(decode_when(v, all_day))
+    return tuple(out)
 
 
 def event_zone(record: EventRecord, device_zone: tzinfo) -> tzinfo:
@@ -126,7 +144,15 @@ def as_naive(value: datetime | date) -> datetime:
 
 
 def _aware(value: datetime | date, zone: tzinfo) -> datetime | date:
-    return value if not isinstance(value, datetime) else value.replace(tzinfo=zone)
+    """A naive wall-clock time placed in `zone`; a date, or a time that names its own zone, as it is."""
+    return value if not isinstance(value, datetime) or value.tzinfo is not None else value.replace(tzinfo=zone)
+
+
+def _wall_in(value: datetime | date, zone: tzinfo) -> datetime:
+    """Naive wall-clock time in `zone` (an aware time converted, a naive one taken as it is)."""
+    if isinstance(value, datetime) and value.tzinfo is not None:
+        return value.astimezone(zone).replace(tzinfo=None)
+    return as_naive(value)
 
 
 def to_vevent(record: EventRecord, device_zone: tzinfo) -> Event:
@@ -181,7 +207,8 @@ def last_start(record: EventRecord) -> datetime | None:
     """Naive wall-clock start of the record's last instance; None when it never ends (or is too long to walk)."""
     first = as_naive(record.start)
     if not record.rrule:
-        return max([first, *(as_naive(d) for d in record.rdates)])
+        zone = event_zone(record, ZoneInfo("UTC"))
+        return max([first, *(_wall_in(d, zone) for d in record.rdates)])
     if "COUNT=" not in record.rrule.upper() and "UNTIL=" not in record.rrule.upper():
         return None
     zone = event_zone(record, ZoneInfo("UTC"))

@@ -221,3 +221,52 @@ async def test_a_file_that_is_not_icalendar_is_a_source_error(store, tmp_path):
         await import_ics(store.calendar, path)
     with pytest.raises(SourceError, match="no such file"):
         await import_ics(store.calendar, tmp_path / "missing.ics")
+
+
+def _series(uid: str, tzid: str, start: str, rule: str, extra: str) -> str:
+    return ("BEGIN:VCALENDAR\nVERSION:2.0\nPRODID:-//test//EN\nBEGIN:VEVENT\n"
+            f"UID:{uid}\nSUMMARY:{uid}\nDTSTART;TZID={tzid}:{start}\nDURATION:PT15M\n{rule}{extra}"
+            "END:VEVENT\nEND:VCALENDAR\n")
+
+
+async def _utc_starts(store, tmp_path, ics: str, first: date, last: date) -> list[str]:
+    path = tmp_path / "series.ics"
+    path.write_text(ics, encoding="utf-8")
+    report = await import_ics(store.calendar, path)
+    assert report.rejects == []
+    events = await store.calendar.between(first, last, ZoneInfo("UTC"))
+    return [e.start.astimezone(timezone.utc).strftime("%m-%dT%H:%M") for e in events]
+
+
+async def test_an_rdate_in_utc_keeps_which_repeated_hour_it_names_west_of_utc(store, tmp_path):
+    """Halifax falls back on 1 Nov 2026 (01:00-02:00 happens twice). RDATE 05:30Z is the second
+    01:30 (AST): kept as the file gives it, not turned into a wall time that means the first."""
+    ics = _series("night-check", "America/Halifax", "20261031T013000", "", "RDATE:20261101T053000Z\n")
+    assert await _utc_starts(store, tmp_path, ics, date(2026, 10, 30), date(2026, 11, 2)) == [
+        "10-31T04:30", "11-01T05:30"]
+
+
+@pytest.mark.parametrize(("exdate", "kept"), [("20261025T003000Z", False), ("20261025T013000Z", True)])
+async def test_an_exdate_in_utc_removes_only_the_instant_it_names_east_of_utc(store, tmp_path, exdate, kept):
+    """Berlin falls back on 25 Oct 2026: the Sunday 02:30 instance is the first 02:30 (CEST, 00:30Z).
+    An EXDATE for it removes it; one for the second 02:30 (CET, 01:30Z) names no instance."""
+    ics = _series("sunday-backup", "Europe/Berlin", "20261018T023000", "RRULE:FREQ=WEEKLY;COUNT=3\n",
+                  f"EXDATE:{exdate}\n")
+    starts = await _utc_starts(store, tmp_path, ics, date(2026, 10, 17), date(2026, 11, 2))
+    assert ("10-25T00:30" in starts) is kept
+    assert "10-18T00:30" in starts and "11-01T01:30" in starts  # CEST before, CET after
+
+
+async def test_exdates_and_rdates_are_stored_in_the_zone_or_utc_the_file_gives(store, tmp_path):
+    from edge_agent.store.recurrence import decode_list, encode_list
+
+    ics = _series("mixed", "Europe/London", "20261101T090000", "RRULE:FREQ=DAILY;COUNT=5\n",
+                  "EXDATE;TZID=America/New_York:20261102T040000\nEXDATE:20261103T090000Z\n"
+                  "RDATE;TZID=Europe/Paris:20261110T100000\n")
+    starts = await _utc_starts(store, tmp_path, ics, date(2026, 11, 1), date(2026, 11, 11))
+    assert starts == ["11-01T09:00", "11-04T09:00", "11-05T09:00", "11-10T09:00"]
+    paris = datetime(2026, 11, 10, 10, 0, tzinfo=ZoneInfo("Europe/Paris"))
+    utc = datetime(2026, 11, 3, 9, 0, tzinfo=timezone.utc)
+    text = encode_list((paris, utc, datetime(2026, 11, 4, 9, 0), date(2026, 11, 5)))
+    assert decode_list(text, False)[:3] == (paris, utc, datetime(2026, 11, 4, 9, 0))
+    assert [v.tzinfo for v in decode_list(text, False)[:2]] == [ZoneInfo("Europe/Paris"), timezone.utc]
