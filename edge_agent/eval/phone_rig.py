@@ -43,14 +43,15 @@ def find_chromium() -> str:
 class PhoneRig(Rig):
     """A broker with TCP + websockets listeners, an agent `pi`, and phones `phone` and `phone2`."""
 
-    def __init__(self, root: Path, tls: tuple[Path, Path] | None = None, wss: bool = False):
+    def __init__(self, root: Path, tls: tuple[Path, Path] | None = None, wss: bool = False, pool: str | None = None):
         """`tls` = (certfile, keyfile): the page and MQTT over https/wss on one listener, or with
-        `wss` the page over plain http and MQTT on a second, TLS, listener (the Debian set-up)."""
+        `wss` the page over plain http and MQTT on a second, TLS, listener (the Debian set-up);
+        `pool`: the agent is paired into that household pool (start it with EDGE_AGENT_MQTT__POOL)."""
         self.root = root
         self.tls = tls
         self.wss_port = free_port(LOOPBACK) if wss else None
         self.pairing = PairingPaths(root / "pairing")
-        add_member(self.pairing, "pi", "agent", prefix=PREFIX, host=LOOPBACK, port=0)
+        add_member(self.pairing, "pi", "agent", prefix=PREFIX, host=LOOPBACK, port=0, pool=pool)
         for name in PHONES:
             add_member(self.pairing, name, "client", prefix=PREFIX, host=LOOPBACK, port=0)
         self.ws_port = free_port(LOOPBACK)

@@ -21,20 +21,25 @@ OFFLINE_PUBACK_TIMEOUT_S = 2.0  # wait this long for the broker to take the "off
 STATUS_COALESCE_S = 0.25  # requests finishing within this share one status publish
 
 
-def offline_will(topics: Topics, device: str, role: str) -> Will:
+def identity(role: str, pool: str | None = None) -> dict[str, str]:
+    """What every status of a process says of it, online or offline: its role, and an agent's pool."""
+    return {"role": role, **({"pool": pool} if pool else {})}
+
+
+def offline_will(topics: Topics, device: str, role: str, pool: str | None = None) -> Will:
     """The Last Will: the same retained status a clean stop publishes."""
-    return Will(topics.status(device), status_payload("offline", device, {"role": role}), retain=True)
+    return Will(topics.status(device), status_payload("offline", device, identity(role, pool)), retain=True)
 
 
 class StatusPublisher:
     """Publishes `<prefix>/<device>/status` (retained): on connect, every interval, on demand."""
 
     def __init__(self, bridge: MqttBridge, topics: Topics, device: str, role: str,
-                 snapshot: Callable[[], dict[str, Any]], interval_s: float):
+                 snapshot: Callable[[], dict[str, Any]], interval_s: float, pool: str | None = None):
         self.bridge = bridge
         self.topic = topics.status(device)
         self.device = device
-        self.role = role
+        self.identity = identity(role, pool)
         self.snapshot = snapshot
         self.interval_s = interval_s
         self._soon: asyncio.TimerHandle | None = None
@@ -51,10 +56,10 @@ class StatusPublisher:
 
     def publish_online(self) -> None:
         try:
-            extra = {"role": self.role, **self.snapshot()}
+            extra = {**self.identity, **self.snapshot()}
         except Exception as err:  # a failing probe must not silence presence
             log.warning("status snapshot failed: %s", err)
-            extra = {"role": self.role}
+            extra = dict(self.identity)
         self.bridge.publish(self.topic, status_payload("online", self.device, extra), qos=1, retain=True)
 
     async def run(self) -> None:
@@ -68,7 +73,7 @@ class StatusPublisher:
         """Retained offline, before a clean disconnect (which does not fire the Last Will)."""
         if not self.bridge.connected:
             return
-        fut = self.bridge.publish(self.topic, status_payload("offline", self.device, {"role": self.role}),
+        fut = self.bridge.publish(self.topic, status_payload("offline", self.device, self.identity),
                                   qos=1, retain=True)
         with contextlib.suppress(Exception):
             await asyncio.wait_for(fut, OFFLINE_PUBACK_TIMEOUT_S)

@@ -16,6 +16,7 @@ are taken over (net/pool.py).
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import itertools
 import logging
 import sqlite3
@@ -53,6 +54,7 @@ GUARD_FACTOR = 1.5  # the service's own deadline = harness deadline x this + GUA
 GUARD_SLACK_S = 10.0
 ACCEPTED_SEQ = 0  # the request log numbers a new request's events from 1
 MAX_ACK_BYTES = 512  # {"request_id": ...} needs far less
+POOL_JOIN_WAIT_S = 5.0  # the online status waits this long for the pool's subscription
 POOL_SWEEP_S = 0.5  # how often a pool member looks for claims to take over
 POOL_STATUS_GRACE_S = 2.0  # after connecting, wait this long for the members' retained statuses
 POOL_CONTEST_S = 30.0  # a claim that does not come back from the broker within this is given up
@@ -93,7 +95,8 @@ def agent_connect_options(settings: Settings, topics: Topics) -> ConnectOptions:
     return ConnectOptions(m.host, m.port, private_client_id(f"edge-agent-{settings.device_id}", m.password),
                           m.username, m.password,
                           m.tls_ca, m.keepalive_s, clean_start=False, session_expiry_s=m.session_expiry_s,
-                          will=offline_will(topics, settings.device_id, "agent"), receive_maximum=m.receive_maximum)
+                          will=offline_will(topics, settings.device_id, "agent", m.pool),
+                          receive_maximum=m.receive_maximum)
 
 
 def pool_connect_options(settings: Settings) -> ConnectOptions:
@@ -141,7 +144,7 @@ class AgentService:
         self._tasks: set[asyncio.Task] = set()
         self._members_told: dict[str, str] = {}  # the pool members our last status named
         self.status = StatusPublisher(self.bridge, self.topics, self.device, "agent", self._snapshot,
-                                      settings.ops.status_interval_s)
+                                      settings.ops.status_interval_s, pool=self.pool)
         self._low_memory = is_low_memory or (lambda: low_memory(settings.ops.min_available_mb))
         self.storage_fault: str | None = None
         """Why requests cannot be stored right now ("disk_full: ..."), or None: the status's health."""
@@ -161,7 +164,6 @@ class AgentService:
         snap["health"] = "degraded" if self.storage_fault else "ok"
         snap["health_reason"] = self.storage_fault
         if self.pool:
-            snap["pool"] = self.pool
             snap["pool_members"] = self._pool_members()
         extra = getattr(self.asker, "status", None)
         if callable(extra):
@@ -186,12 +188,13 @@ class AgentService:
         """Recover, connect, serve until stop(), then stop cleanly."""
         self.asker = asker
         await self.recover()
+        if self.pool_bridge is not None:
+            await self.pool_bridge.start()
         await self.bridge.start()
         tasks = [asyncio.create_task(self._consume(self.bridge), name="mqtt-intake"),
                  asyncio.create_task(self._work(), name="request-worker"),
                  asyncio.create_task(self.status.run(), name="status")]
         if self.pool_bridge is not None:
-            await self.pool_bridge.start()
             tasks += [asyncio.create_task(self._consume(self.pool_bridge), name="pool-intake"),
                       asyncio.create_task(self._pool_sweep(), name="pool-sweep")]
         try:
@@ -207,6 +210,9 @@ class AgentService:
         on_ready()
 
     async def _on_connect(self, session_present: bool) -> None:
+        if self.pool_bridge is not None:  # "online" means the pool's questions reach us too
+            with contextlib.suppress(asyncio.TimeoutError):
+                await self.pool_bridge.wait_connected(POOL_JOIN_WAIT_S)
         self.status.publish_online()
         if self.settings.ops.hass_discovery:
             self.publish_discovery()

@@ -155,8 +155,17 @@ function publishAsk(e) {
 
 function publishConfirm(e) {
   byRid.set(e.confirm.rid, e);
-  const t = e.confirmTopic === topic.confirm(e.device) ? e.confirmTopic : topic.confirm(e.device);
+  // A pool's answer names the board that previewed it: the confirm goes there (our own topic only).
+  const t = ownConfirmTopic(e.confirmTopic) ? e.confirmTopic : topic.confirm(e.device);
   publish(t, {request_id: e.confirm.rid, action_id: e.final.action_id}, e.confirm.rid);
+}
+
+function ownConfirmTopic(t) {
+  const parts = typeof t === 'string' ? t.split('/') : [];
+  const head = `${creds.t}/`;
+  return t.startsWith(head) && parts.length === creds.t.split('/').length + 3 &&
+    parts[parts.length - 2] === 'confirm' && parts[parts.length - 1] === creds.u &&
+    !/[+#]/.test(parts[parts.length - 3]);
 }
 
 function ask(question, device) {
@@ -408,15 +417,27 @@ function renderDeviceChoice() {
   const select = $('device');
   const current = select.value || creds.d;
   const agents = new Set([creds.d]);
-  for (const [name, s] of devices) if ((s.role || 'agent') === 'agent') agents.add(name);
+  const pools = new Map(); // a household pool -> whether any of its boards is online
+  for (const [name, s] of devices) {
+    if ((s.role || 'agent') !== 'agent') continue;
+    agents.add(name);
+    if (s.pool) pools.set(s.pool, pools.get(s.pool) || s.state === 'online');
+  }
+  for (const pool of pools.keys()) agents.delete(pool);
   select.replaceChildren();
+  for (const pool of [...pools.keys()].sort()) {
+    const opt = el('option', '', `${pool} (any board)${pools.get(pool) ? '' : ' (offline)'}`);
+    opt.value = pool;
+    select.appendChild(opt);
+  }
   for (const name of [...agents].sort()) {
     const s = devices.get(name);
     const opt = el('option', '', s && s.state !== 'online' ? `${name} (offline)` : name);
     opt.value = name;
     select.appendChild(opt);
   }
-  select.value = agents.has(current) ? current : creds.d;
+  const choices = new Set([...pools.keys(), ...agents]);
+  select.value = choices.has(current) ? current : creds.d;
 }
 
 function save() {

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import signal
 import subprocess
 import sys
 
@@ -231,6 +232,13 @@ async def test_the_pool_status_names_every_member(pool_rig):
         for name in AGENTS:
             assert client.device_status[name]["pool"] == POOL
             assert client.device_status[name]["pool_members"] == {"pi": "online", "pi2": "online"}
+        pool_rig.stop_agent("pi", signal.SIGKILL)  # its Last Will still names the pool: shown offline
+        for _ in range(100):
+            if client.device_status["pi2"].get("pool_members") == {"pi": "offline", "pi2": "online"}:
+                break
+            await asyncio.sleep(0.1)
+        assert client.device_status["pi"]["state"] == "offline" and client.device_status["pi"]["pool"] == POOL
+        assert client.device_status["pi2"]["pool_members"] == {"pi": "offline", "pi2": "online"}
 
 
 async def test_a_request_nobody_took_is_sent_again(pool_rig, monkeypatch):

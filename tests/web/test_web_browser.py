@@ -342,3 +342,29 @@ def test_a_waiting_question_shows_its_queue_position(rig):
     second.wait_for_selector("article.entry[data-state=queued]", timeout=TIMEOUT_MS)
     assert waiting.locator(".state").inner_text() == "Waiting: 1 ahead"
     waiting.locator(".answer").wait_for(timeout=TIMEOUT_MS)
+
+
+def test_the_phone_asks_the_household_pool_and_confirms_with_the_board_that_previewed(tmp_path):
+    """A board in a pool: the page offers the pool, asks it, and the confirm goes to the board
+    named in the answer's confirm_topic (the pool has no confirm topic)."""
+    from edge_agent.eval.phone_rig import PhoneRig
+
+    rig = PhoneRig(tmp_path / "rig", pool="home")
+    try:
+        rig.launch_browser()
+        rig.start_agent_online(0, EDGE_AGENT_MQTT__POOL="home")
+        page = _open(rig, rig.new_phone())
+        page.wait_for_selector("#device option[value=home]", state="attached", timeout=TIMEOUT_MS)
+        assert page.locator("#device option[value=home]").inner_text() == "home (any board)"
+        page.select_option("#device", "home")
+        entry = _ask(page, "Remember: the bike lock code is 4417.")
+        entry.locator(".preview").wait_for(timeout=TIMEOUT_MS)
+        entry.get_by_role("button", name="Confirm").click()
+        entry.locator(".done").wait_for(timeout=TIMEOUT_MS)
+        assert entry.locator(".done").inner_text().startswith("✓")
+        assert [body for _, body in rig.notes()] == ["The bike lock code is 4417."]
+        asked = [r for r in rig.request_rows() if r["kind"] == "ask"]
+        assert [r["pool"] for r in asked] == ["home"]  # it came through the pool's topic
+        assert page.errors == []
+    finally:
+        rig.close()
