@@ -80,10 +80,15 @@ SYNONYM_WEIGHT = 0.5  # a term met only through the synonym table counts this sh
 # "electrician" also stems to every "electricity" bill)
 PART_SPLIT = re.compile(
     r"\s*(?:[,;]\s*(?:and|plus|also|as well as)\b|(?:\?\s+|\band\s+)(?=(?:what|whats|what's|when|whens|when's|"
-    r"where|wheres|where's|who|whos|who's|which|how|hows|how's|can|could|did|does|do|is|are|has|have)\b))\s*",
+    r"where|wheres|where's|who|whos|who's|which|how|hows|how's|can|could|did|does|do|is|are|has|have)\b)"
+    r"|\s(?:and|plus)\s+(?=(?:the|my|his|her|their|our|a|an)\s))\s*",
     re.IGNORECASE)
-"""Where a question's second part starts: ", and ...", ", plus ...", "? ...", "and when ...". An
-"and" inside one part ("Tom and Mia's address") has neither the comma nor a question word after it."""
+"""Where a question's second part starts: ", and ...", ", plus ...", "? ...", "and when ...", "and
+the/my/her ..." (a second thing asked for). An "and" inside one part ("Tom and Mia's address")
+has neither the comma, a question word nor a determiner after it."""
+PRONOUN = re.compile(r"\b(?:he|she|him|her|his|hers|they|them|their|theirs)\b", re.IGNORECASE)
+"""A part that says "he" or "her" is about whom the other part names ("a gift for Omar, and what
+book he told me to read"): that name counts fully there (see candidates)."""
 LIST_SPLIT = re.compile(r"\s+[·•|]\s+|;\s+|\s+—\s+|\s*\n\s*")
 HEADING = re.compile(r"^#{1,6}\s")
 """A markdown heading line."""
@@ -273,6 +278,10 @@ def candidates(channels: SideChannels, question: str, crafted: Sequence[str] = (
     asked_words = {t.word for t in asked}
     others = [t for t in query_plan(related) if t.word not in asked_words] if related else []
     other_words = {t.word for t in others}
+    # Whom a pronoun here points at: the other part's words that name an entry's subject (a note's
+    # person, a message's sender, "(plumber)").
+    referent = {w for t in others if not t.soft and PRONOUN.search(question)
+                for w in text_matches([t], " ".join(s.label for s in spans if s.store in TITLED))}
     terms = _unique(asked + others + [t for q in crafted for t in query_plan(q)
                                       if t.word not in asked_words | other_words])
     literal = [QueryTerm(t.word, t.phrases[:1], t.soft) for t in terms]  # the word itself, no synonyms
@@ -285,8 +294,8 @@ def candidates(channels: SideChannels, question: str, crafted: Sequence[str] = (
         context.setdefault(s.item, set()).update(found)
     direct_df = Counter(t for found in direct for t in found)  # a term's rarity is its own word's, not its synonyms'
     df = Counter({t: direct_df[t] or n for t, n in Counter(t for found in own for t in found).items()})
-    source = {t.word: 1.0 if t.word in asked_words else RELATED_WEIGHT if t.word in other_words else CRAFTED_WEIGHT
-              for t in terms}
+    source = {t.word: 1.0 if t.word in asked_words | referent else RELATED_WEIGHT if t.word in other_words
+              else CRAFTED_WEIGHT for t in terms}
     weight = {t.word: math.log(1 + len(spans) / df[t.word]) * source[t.word] * (SOFT_WEIGHT if t.soft else 1.0)
               for t in terms if df[t.word]}
     cover = dict.fromkeys(weight, 1.0)

@@ -96,6 +96,11 @@ def test_a_two_part_question_gets_candidates_for_each_part():
     ("When is Leo's birthday and where does he live?", ["When is Leo's birthday", "where does he live"]),
     ("Leo's birthday? What's his address?", ["Leo's birthday", "What's his address"]),
     ("Tom and Mia's address", ["Tom and Mia's address"]),  # one thing: no comma, no question word after "and"
+    ("my mum's email address and the restaurant from her birthday?",
+     ["my mum's email address", "the restaurant from her birthday"]),  # "and the ...": a second thing
+    ("a gift idea for my brother plus his shoe size", ["a gift idea for my brother", "his shoe size"]),
+    ("what are my mum and dad doing at christmas", ["what are my mum and dad doing at christmas"]),
+    ("when is the bread and butter class", ["when is the bread and butter class"]),
     ("whats leos girlfriend called", ["whats leos girlfriend called"]),
     ("dentist when? thanks", ["dentist when? thanks"]),  # "thanks" asks nothing
     ("bread, and?", ["bread, and?"]),  # a piece without words of its own is no part
@@ -115,6 +120,20 @@ def test_a_part_ranks_by_its_own_words_first_and_the_other_parts_a_little():
     assert alone[0].text == "That book was dull, skip it."  # the tools' order breaks the tie
     assert together[0].text == "Read The Overstory, the best book of the year."  # "he" is Tom
     assert "Tom teaches English at Kingsdown." not in [s.text for s in together[:2]]  # the other part's line
+
+
+def test_a_pronoun_in_a_part_is_about_whom_the_other_part_names():
+    """"what book he told me to read" after "a gift for Omar": Omar's message, not another friend's
+    line that only shares the word "book"."""
+    def message(i, who, text):
+        return {"id": i, "kind": "message", "who": who, "when": f"2026-10-{i:02d}T20:00:00+00:00", "text": text}
+    ch = channels_with(note(1, "Omar Mwangi (best friend)", "Gift ideas: Japanese whisky, watercolour painting."),
+                       note(2, "Aoife Nguyen (friend)", "Gift ideas: crossword books, cashmere socks."),
+                       memory=(message(3, "Omar Mwangi", "You have to read The Copper Lighthouse this winter."),))
+    part, other = "what book he told me to read", "Tell me a gift idea for Omar"
+    assert candidates(ch, part, related=other)[0].text == "You have to read The Copper Lighthouse this winter."
+    # Without a pronoun the other part's words only help a little: the shared word wins.
+    assert candidates(ch, "what book to read", related=other)[0].text == "Gift ideas: crossword books, cashmere socks."
 
 
 async def test_a_two_part_question_is_chosen_for_part_by_part(make_harness):
