@@ -425,6 +425,27 @@ def source_lines(sources: Sequence[Any]) -> list[str]:
             for s in sources if get(s, "title")]
 
 
+WHOLE_AMOUNT = re.compile(r"[£$€]\s?\d[\d,]*(?:\.\d\d)?")
+"""A sum with all its digits (VALUE_SHAPES' amount only spots that a line has one)."""
+
+
+def values_in(text: str) -> set[str]:
+    """The dates, times, sums, emails and numbers a line gives (VALUE_SHAPES), as written; a bare
+    year or a number under four digits is too common to tie two lines together."""
+    found = {m.group(0).strip().lower() for p in (*VALUE_SHAPES.values(), WHOLE_AMOUNT) for m in p.finditer(text)}
+    return {v for v in found if not re.fullmatch(r"(?:19|20)\d\d|\d{1,3}|[£$€]\s?\d", v)}
+
+
+def file_with_the_value(picked: Sequence[Span], spans: Sequence[Span]) -> dict[str, Any] | None:
+    """A file among a part's candidates that holds a value a chosen note or message line gives:
+    the document the answer is written in ("when is the booster, on the vaccination record"),
+    attached and named beside the line."""
+    values = {v for s in picked if s.attachment is None for v in values_in(s.text)}
+    if not values or any(s.attachment for s in picked):
+        return None
+    return next((s.attachment for s in spans if s.attachment and values & values_in(s.text)), None)
+
+
 def with_file(reply: Reply, hit: dict[str, Any] | None) -> Reply:
     """The plan's located file attached, and named when no chosen line comes from it."""
     if hit is None or reply.attachment is not None:
@@ -507,14 +528,16 @@ async def reply(turn: TurnContext, *, needs_data: bool = True, first_stores: Seq
     if done is not None:
         return done
     chosen: list[Span] = []
+    written_in: dict[str, Any] | None = None
     asked = parts(turn.question)
     for part in asked:  # a two-part question: each part ranked and chosen for on its own
         related = " ".join(p for p in asked if p != part)
         spans = candidates(turn.channels, part, turn.queries, first_stores, related=related)
         picked = await choose(turn, spans, part if len(asked) > 1 else None) if spans else []
         chosen += [s for s in picked if s not in chosen]
+        written_in = written_in or file_with_the_value(picked, spans)
     if chosen:
-        return with_file(composed(chosen), located)
+        return with_file(composed(chosen), located or written_in)
     if not needs_data and located is None:
         return None
     return with_file(Reply(NOT_FOUND), located)

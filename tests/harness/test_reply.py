@@ -10,8 +10,8 @@ from harness_kit import LEO_BODY, PLANTED, RESUME_TEXT, pick, pick_holding, plan
 from edge_agent.harness import reply as replies
 from edge_agent.harness.channels import SideChannels
 from edge_agent.harness.reply import (CANDIDATES, NOT_FOUND, PER_ITEM, Span, calendar_reply, candidates,
-                                      choice_schema, composed, date_reply, item_spans, numbered, parts, spans_of,
-                                      unwrap)
+                                      choice_schema, composed, date_reply, file_with_the_value, item_spans,
+                                      numbered, parts, spans_of, unwrap, values_in, with_file)
 from edge_agent.harness.turn import CalendarRead
 from edge_agent.store.recurrence import EventRecord
 from edge_agent.tools.base import ToolResult
@@ -391,3 +391,27 @@ def test_a_line_from_an_entry_that_speaks_to_the_assistant_says_so():
     first, second = reply.text.split("\n")
     assert first.startswith("Bank (it also holds words aimed at an AI assistant") and first.endswith("Branch: Corn Street.")
     assert second == "Bank details: The joint account is with Northbank, sort code 20-11-04."
+
+
+def test_the_file_a_chosen_value_is_written_in_is_attached_beside_the_line():
+    """A note says the booster is due 27 August; the vaccination record among the candidates says
+    the same date: the record is the document the answer is written in."""
+    record = {"device": "server", "path": "/docs/quince-vaccination-record.txt", "name": "quince-vaccination-record.txt"}
+    other = {"device": "server", "path": "/docs/tinker-vaccination-record.txt", "name": "tinker-vaccination-record.txt"}
+    line = Span("Next vaccination booster due 27 August 2026.", "notebook", "Quince (cat)", "Quince (cat)")
+    spans = [line,
+             Span("Tinker's next vaccination booster is due on 24 May 2026.", "files", other["name"],
+                  "tinker-vaccination-record.txt on server", "server", 2, other),
+             Span("Quince's next vaccination booster is due on 27 August 2026.", "files", record["name"],
+                  "quince-vaccination-record.txt on server", "server", 3, record)]
+    assert file_with_the_value([line], spans) == record  # not Tinker's: only "2026" is shared there
+    reply = with_file(composed([line]), file_with_the_value([line], spans))
+    assert reply.attachment == record and reply.text.endswith("Found quince-vaccination-record.txt on server.")
+    assert file_with_the_value([spans[2]], spans) is None  # a chosen file line brings its own file
+    assert file_with_the_value([Span("Lives in Leeds.", "notebook", "Quince", "Quince")], spans) is None
+
+
+def test_values_that_tie_two_lines_are_whole_and_specific():
+    assert values_in("Net pay for May: €4,278.28, paid to your account ending 4019.") == {"€4,278.28", "4019"}
+    assert values_in("Renews in 2027 at 10 Main St.") == set()  # a bare year, a house number
+    assert values_in("Call 0113 496 0699 before 6pm on 2 December") == {"0113 496 0699", "6pm", "2 december"}
