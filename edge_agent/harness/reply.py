@@ -49,7 +49,7 @@ from edge_agent.harness.events_text import event_lines, event_text
 from edge_agent.harness.reserve import worst_case_tokens
 from edge_agent.harness.turn import CalendarRead, LimitReached, ModelCallFailed, TurnContext
 from edge_agent.store.passages import PASSAGE_SEPARATOR
-from edge_agent.store.text import QueryTerm, query_plan, text_matches
+from edge_agent.store.text import QueryTerm, query_plan, stems, text_matches
 from edge_agent.tools import dates
 from edge_agent.tools.current_date import payload_today
 from edge_agent.tools.query_calendar import day_label
@@ -282,8 +282,11 @@ def candidates(channels: SideChannels, question: str, crafted: Sequence[str] = (
     # person, a message's sender, "(plumber)").
     referent = {w for t in others if not t.soft and PRONOUN.search(question)
                 for w in text_matches([t], " ".join(s.label for s in spans if s.store in TITLED))}
+    # The model's search words add what the asker did not say; a word the asker said in another
+    # form ("ideas" for "idea") is the asker's, or a line of the other part would count as this one's.
+    said = {tuple(stems(t.word)) for t in asked + others}
     terms = _unique(asked + others + [t for q in crafted for t in query_plan(q)
-                                      if t.word not in asked_words | other_words])
+                                      if t.word not in asked_words | other_words and tuple(stems(t.word)) not in said])
     literal = [QueryTerm(t.word, t.phrases[:1], t.soft) for t in terms]  # the word itself, no synonyms
     if not spans or not terms:
         return []

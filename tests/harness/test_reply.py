@@ -415,3 +415,15 @@ def test_values_that_tie_two_lines_are_whole_and_specific():
     assert values_in("Net pay for May: €4,278.28, paid to your account ending 4019.") == {"€4,278.28", "4019"}
     assert values_in("Renews in 2027 at 10 Main St.") == set()  # a bare year, a house number
     assert values_in("Call 0113 496 0699 before 6pm on 2 December") == {"0113 496 0699", "6pm", "2 december"}
+
+
+def test_the_models_search_word_in_another_form_is_the_askers_own():
+    """The model searched "Omar gift ideas" for "a gift idea for Omar": "ideas" is the asker's "idea"
+    again, so Omar's gift line stays the other part's and the book part gets Omar's book message."""
+    ch = channels_with(note(1, "Omar Mwangi (best friend)", "Gift ideas: Japanese whisky, watercolour painting. "
+                                                           "Omar Mwangi is Consuelo's best friend. Email omar@post.example."),
+                       note(2, "Aoife Nguyen (friend)", "Gift ideas: crossword books, cashmere socks."),
+                       memory=({"id": 3, "kind": "message", "who": "Omar Mwangi", "when": "2025-04-20T10:00:00+00:00",
+                                "text": "Book recommendation for you: The Copper Lighthouse by Alina Desai."},))
+    best = candidates(ch, "what book he told me to read", ["Omar gift ideas"], related="Tell me a gift idea for Omar")
+    assert best[0].text == "Book recommendation for you: The Copper Lighthouse by Alina Desai."
