@@ -161,7 +161,8 @@ function publishConfirm(e) {
 }
 
 function ownConfirmTopic(t) {
-  const parts = typeof t === 'string' ? t.split('/') : [];
+  if (typeof t !== 'string') return false;  // an entry saved before confirm topics were kept
+  const parts = t.split('/');
   const head = `${creds.t}/`;
   return t.startsWith(head) && parts.length === creds.t.split('/').length + 3 &&
     parts[parts.length - 2] === 'confirm' && parts[parts.length - 1] === creds.u &&
