@@ -477,6 +477,16 @@ class AgentService:
         finally:
             self._taking.discard(key)
 
+    def _taken_from_us(self, job: Job) -> bool:
+        """A pool request another member claimed one epoch up while it ran here (our connection was
+        lost long enough for our Last Will): its answer is theirs, ours is not sent."""
+        holder = self.claims.owner(job.key) if self.claims is not None and job.claim is not None else None
+        if holder is None or holder.board == self.device or holder.epoch <= job.claim.epoch:  # type: ignore[union-attr]
+            return False
+        log.warning("pool request %s/%s was taken over by %s while it ran here; not answering it",
+                    *job.key, holder.board)
+        return True
+
     async def _pool_sweep(self) -> None:
         """Take over the running claims of offline members (and our own from before a restart);
         claim what a crash left in our log unclaimed; re-send what an offline member just answered."""
@@ -586,6 +596,9 @@ class AgentService:
             log.exception("the assistant failed on %s", rid, extra={"request_id": rid})
             why = f"internal error: {type(err).__name__}: {err}"
             make = lambda seq: Error(request_id=rid, seq=seq, code="internal", message=why)  # noqa: E731
+        if self._taken_from_us(job):
+            await rlog.hand_over(self.conn, sender, rid)
+            return
         action_id = outcome.pending.id if outcome is not None and outcome.pending is not None else None
         final = await self.replies.finish(job.key, job.route, make, seq=min(next(seqs), last_seq), action_id=action_id)
         if job.claim is not None and self.claims is not None:

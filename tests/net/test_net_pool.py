@@ -351,3 +351,41 @@ async def test_a_question_that_keeps_killing_its_boards_gets_an_error_not_anothe
     finally:
         await pi2.close()
         await client.close()
+
+
+async def test_a_member_whose_request_was_taken_over_while_it_ran_does_not_answer_it(pool_rig, start_agent):
+    """pi runs a pool question; meanwhile pi2 claims it one epoch up (as it would after pi's Last
+    Will during a network cut). pi finishes but sends no answer of its own and hands the row over."""
+    import sqlite3
+
+    from netkit import FakeAsker
+
+    asker = FakeAsker(delay_s=1.5)
+    service = await start_agent(asker, pool_rig.settings("pi"))
+    await asyncio.sleep(0.5)  # the pool subscription
+    pi2, client = await _connect(pool_rig, "pi2"), await _connect(pool_rig, CLIENT)
+    try:
+        await client.subscribe(T.reply_namespace(CLIENT) + "/#")
+        online = {"state": "online", "device": "pi2", "role": "agent", "pool": POOL}  # a live member
+        assert (await pi2.publish(T.status("pi2"), json.dumps(online), retain=True)).value in (0, 16)
+        request = AskRequest(request_id="fence1", question="slow one")
+        await client.publish(T.ask(POOL, CLIENT), request.model_dump_json(), response_topic=T.reply(CLIENT, "fence1"),
+                             correlation=b"fence1")
+        await asyncio.wait_for(asker.started.wait(), 10)
+        held = service.claims.owner((CLIENT, "fence1"))
+        assert held is not None and held.board == "pi" and held.epoch == 1
+        taken = held.model_copy(update={"board": "pi2", "epoch": 2})
+        assert (await pi2.publish(T.claim(POOL, CLIENT, "fence1"), taken.model_dump_json(), retain=True)).value == 0
+        events = []
+        with pytest.raises(asyncio.TimeoutError):
+            while True:
+                events.append(json.loads((await client.next_message(3)).payload))
+        assert [e["type"] for e in events if e["type"] in ("answer", "error")] == []  # pi's answer is not sent
+        assert asker.calls  # it did run: the fence is on the answer, not the execution
+        db = sqlite3.connect(pool_rig.settings("pi").db_path)
+        (state, final), = db.execute("SELECT state, final_event FROM requests WHERE request_id = 'fence1'").fetchall()
+        assert state == "done" and final is None  # handed over
+        assert service.claims.owner((CLIENT, "fence1")).board == "pi2"
+    finally:
+        await pi2.close()
+        await client.close()
