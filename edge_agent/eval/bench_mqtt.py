@@ -75,19 +75,7 @@ class Rig:
         return Settings(data_dir=data, device_id="pi", mqtt=mqtt)
 
     def start_agent(self, delay_ms: float, journal: Path | None = None, **env_extra: str) -> None:
-        s = self.settings("pi")
-        env = dict(os.environ, **env_extra, EDGE_AGENT_DATA_DIR=str(s.data_dir), EDGE_AGENT_DEVICE_ID="pi",
-                   EDGE_AGENT_MQTT__HOST=s.mqtt.host, EDGE_AGENT_MQTT__PORT=str(s.mqtt.port),
-                   EDGE_AGENT_MQTT__USERNAME="pi", EDGE_AGENT_MQTT__PASSWORD=s.mqtt.password or "",
-                   PYTHONPATH=str(PROJECT_ROOT))
-        env.pop("NOTIFY_SOCKET", None)
-        args = [sys.executable, "-m", "edge_agent.cli", "serve", "--log-format", "json",
-                "--scripted-delay-ms", str(delay_ms)]
-        if journal is not None:
-            args += ["--exec-journal", str(journal)]
-        with open(self.root / "agent.log", "ab") as fh:
-            self.agent = subprocess.Popen(args, env=env, stdout=fh, stderr=subprocess.STDOUT,
-                                          stdin=subprocess.DEVNULL, start_new_session=True)
+        self.agent = start_serve(self.settings("pi"), delay_ms, journal, self.root / "agent.log", **env_extra)
 
     def kill_agent(self, sig: int = signal.SIGKILL) -> None:
         if self.agent is not None and self.agent.poll() is None:
@@ -100,15 +88,33 @@ class Rig:
         self.broker.kill()
 
 
-async def _wait_online(client: AgentClient, since: float) -> None:
-    await client.watch_status("pi")
+def start_serve(s: Settings, delay_ms: float, journal: Path | None, log_path: Path,
+                **env_extra: str) -> subprocess.Popen:
+    """`serve` on the scripted model as a process of its own session, with `s`'s data dir, device and
+    broker login (`env_extra`: more EDGE_AGENT_* overrides), its output appended to `log_path`."""
+    env = dict(os.environ, **env_extra, EDGE_AGENT_DATA_DIR=str(s.data_dir), EDGE_AGENT_DEVICE_ID=s.device_id,
+               EDGE_AGENT_MQTT__HOST=s.mqtt.host, EDGE_AGENT_MQTT__PORT=str(s.mqtt.port),
+               EDGE_AGENT_MQTT__USERNAME=s.mqtt.username or "", EDGE_AGENT_MQTT__PASSWORD=s.mqtt.password or "",
+               PYTHONPATH=str(PROJECT_ROOT))
+    env.pop("NOTIFY_SOCKET", None)
+    args = [sys.executable, "-m", "edge_agent.cli", "serve", "--log-format", "json",
+            "--scripted-delay-ms", str(delay_ms)]
+    if journal is not None:
+        args += ["--exec-journal", str(journal)]
+    with open(log_path, "ab") as fh:
+        return subprocess.Popen(args, env=env, stdout=fh, stderr=subprocess.STDOUT,
+                                stdin=subprocess.DEVNULL, start_new_session=True)
+
+
+async def wait_online(client: AgentClient, since: float, names: tuple[str, ...] = ("pi",)) -> None:
+    """Until every agent in `names` has said online since `since` (its retained status)."""
+    for name in names:
+        await client.watch_status(name)
     deadline = time.monotonic() + AGENT_READY_TIMEOUT_S
-    while True:
-        status = client.device_status.get("pi", {})
-        if status.get("state") == "online" and status.get("ts", 0) >= since:
-            return
+    while not all(client.device_status.get(n, {}).get("state") == "online"
+                  and client.device_status.get(n, {}).get("ts", 0) >= since for n in names):
         if time.monotonic() > deadline:
-            raise RuntimeError("the agent did not come online; see agent.log in the bench directory")
+            raise RuntimeError(f"{', '.join(names)} did not come online; see the agent logs in the bench directory")
         await asyncio.sleep(0.05)
 
 
@@ -129,7 +135,7 @@ async def roundtrip(rig: Rig, n: int, key: str = "roundtrip", **env_extra: str) 
     rig.start_agent(0.0, **env_extra)
     since = time.time()
     async with AgentClient(rig.settings("bench")) as client:
-        await _wait_online(client, since)
+        await wait_online(client, since)
         for _ in range(WARMUP):
             await _ask(client, "What is the date today?", 30)
         results = [await _ask(client, "What is the date today?", 30) for _ in range(n)]
@@ -143,7 +149,8 @@ async def roundtrip(rig: Rig, n: int, key: str = "roundtrip", **env_extra: str) 
             f"{key}_harness_p50_ms": round(percentile(harness, 50), 2)}
 
 
-def _read_journal(path: Path) -> list[dict]:
+def read_journal(path: Path) -> list[dict]:
+    """The execution journal's entries (serve --exec-journal), each with its request's `base` id."""
     entries = [json.loads(line) for line in path.read_text().splitlines()] if path.exists() else []
     for e in entries:
         e["base"] = re.sub(r"\.r\d+$", "", e["request_id"])  # reruns carry .rN
@@ -152,9 +159,13 @@ def _read_journal(path: Path) -> list[dict]:
 
 def delivered_but_not_received(db_path: Path, received: set[str], prefix: str, sender: str = "bench") -> int:
     """Requests (ids starting with `prefix`) the agent's log marks delivered (broker PUBACK or the
-    asker's ack) whose final event never reached the client."""
+    asker's ack) whose final event never reached the client. A pool request handed over to another
+    member is done without a final event of this agent's: not counted."""
+    if not db_path.exists():
+        return 0
     with contextlib.closing(sqlite3.connect(db_path)) as db:
         rows = db.execute("SELECT request_id FROM requests WHERE sender = ? AND state = 'done'"
+                          " AND final_event IS NOT NULL"
                           " AND (delivered = 1 OR acked = 1) AND substr(request_id, 1, ?) = ?",
                           (sender, len(prefix), prefix)).fetchall()
     return sum(1 for (rid,) in rows if rid not in received)
@@ -193,7 +204,7 @@ async def fault_run(rig: Rig, n: int) -> dict:
     finals: dict[str, str] = {}
     answered_at: dict[str, float] = {}
     async with AgentClient(rig.settings("bench")) as client:
-        await _wait_online(client, since)
+        await wait_online(client, since)
 
         async def one(rid: str) -> None:
             await client.send("pi", "ask", AskRequest(request_id=rid, question="What is the date today?"),
@@ -219,7 +230,7 @@ async def fault_run(rig: Rig, n: int) -> dict:
             await asyncio.sleep(FAULT_PACE_S)
         results = await asyncio.gather(*tasks, return_exceptions=True)
     rig.kill_agent(signal.SIGTERM)
-    counts = count_executions(_read_journal(journal), answered_at)
+    counts = count_executions(read_journal(journal), answered_at)
     undelivered = delivered_but_not_received(rig.settings("pi").db_path, set(finals), FAULT_ID_PREFIX)
     return {
         "fault_requests": n,

@@ -14,24 +14,22 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 import os
-import re
 import signal
 import sqlite3
 import subprocess
-import sys
 import tempfile
 import time
 from pathlib import Path
 
 from edge_agent.config import MqttSettings, Settings
+from edge_agent.eval.bench_mqtt import delivered_but_not_received, read_journal, start_serve
+from edge_agent.eval.bench_mqtt import wait_online as wait_online_since
 from edge_agent.net.broker import LocalBroker, start_local_broker
 from edge_agent.net.events import AskRequest
 from edge_agent.net.pairing import PairingPaths, add_member, read_password
 from edge_agent.net.rpc import AgentClient
 from edge_agent.ops.metrics import percentile
-from edge_agent.paths import PROJECT_ROOT
 
 POOL = "home"
 AGENTS = ("pi", "pi2")
@@ -45,7 +43,6 @@ RESTART_AFTER_S = 1.0  # systemd's RestartSec in deploy's unit is of this order
 MID_REQUEST_WAIT_S = 5.0  # how long the kill waits for `pi` to be inside an execution
 DELAY_MS = 2.0  # scripted latency of one generation
 TIMEOUT_S = 120.0  # how long a run waits for its last answers
-READY_TIMEOUT_S = 60.0
 POOL_SETTLE_S = 2.5  # a member's pool connection and sweep start a moment after its status says online
 # One client sending a stream of questions: a durability and spread test, not a flood test, so the
 # per-asker and queue bounds are lifted (bench abuse tests the bounds).
@@ -82,17 +79,8 @@ class PoolRig:
         return self.root / f"journal-{name}.jsonl"
 
     def start_agent(self, name: str) -> None:
-        s = self.settings(name)
-        env = dict(os.environ, **AGENT_ENV, EDGE_AGENT_DATA_DIR=str(s.data_dir), EDGE_AGENT_DEVICE_ID=name,
-                   EDGE_AGENT_MQTT__HOST=s.mqtt.host, EDGE_AGENT_MQTT__PORT=str(s.mqtt.port),
-                   EDGE_AGENT_MQTT__USERNAME=name, EDGE_AGENT_MQTT__PASSWORD=s.mqtt.password or "",
-                   EDGE_AGENT_MQTT__POOL=POOL, PYTHONPATH=str(PROJECT_ROOT))
-        env.pop("NOTIFY_SOCKET", None)
-        args = [sys.executable, "-m", "edge_agent.cli", "serve", "--log-format", "json",
-                "--scripted-delay-ms", str(DELAY_MS), "--exec-journal", str(self.journal(name))]
-        with open(self.root / f"agent-{name}.log", "ab") as fh:
-            self.agents[name] = subprocess.Popen(args, env=env, stdout=fh, stderr=subprocess.STDOUT,
-                                                 stdin=subprocess.DEVNULL, start_new_session=True)
+        self.agents[name] = start_serve(self.settings(name), DELAY_MS, self.journal(name),
+                                        self.root / f"agent-{name}.log", **AGENT_ENV, EDGE_AGENT_MQTT__POOL=POOL)
 
     def stop_agent(self, name: str, sig: int = signal.SIGTERM) -> None:
         proc = self.agents.pop(name, None)
@@ -107,25 +95,9 @@ class PoolRig:
 
 
 async def wait_online(client: AgentClient, names: list[str], since: float) -> None:
-    for name in names:
-        await client.watch_status(name)
-    deadline = time.monotonic() + READY_TIMEOUT_S
-    while not all(client.device_status.get(n, {}).get("state") == "online"
-                  and client.device_status.get(n, {}).get("ts", 0) >= since for n in names):
-        if time.monotonic() > deadline:
-            raise RuntimeError(f"agents {names} did not come online; see agent-*.log in the bench directory")
-        await asyncio.sleep(0.05)
+    """Until the agents say online (bench_mqtt.wait_online), then a moment for their sweeps."""
+    await wait_online_since(client, since, tuple(names))
     await asyncio.sleep(POOL_SETTLE_S)
-
-
-def read_journals(paths: list[Path]) -> list[dict]:
-    entries = []
-    for path in paths:
-        if path.exists():
-            entries += [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
-    for e in entries:
-        e["base"] = re.sub(r"\.r\d+$", "", e["request_id"])  # reruns carry .rN
-    return entries
 
 
 def judge_executions(entries: list[dict], answered_at: dict[str, float], killed: dict[int, float]) -> dict[str, int]:
@@ -165,23 +137,9 @@ def answered_by(db_path: Path, prefix: str) -> int:
     return int(n)
 
 
-def delivered_not_received(db_path: Path, prefix: str, received: set[str]) -> int:
-    """Answers this board's log marks delivered (broker PUBACK or the asker's ack) that never arrived."""
-    if not db_path.exists():
-        return 0
-    with contextlib.closing(sqlite3.connect(db_path)) as db:
-        rows = db.execute("SELECT request_id FROM requests WHERE state = 'done' AND final_event IS NOT NULL"
-                          " AND (delivered = 1 OR acked = 1) AND substr(request_id, 1, ?) = ?",
-                          (len(prefix), prefix)).fetchall()
-    return sum(1 for (rid,) in rows if rid not in received)
-
-
 def executing(journal: Path, pid: int) -> bool:
     """True if the last journal line of process `pid` is the start of an execution."""
-    if not journal.exists():
-        return False
-    lines = [json.loads(line) for line in journal.read_text().splitlines() if line.strip()]
-    mine = [e for e in lines if e["pid"] == pid]
+    mine = [e for e in read_journal(journal) if e["pid"] == pid]
     return bool(mine) and mine[-1]["event"] == "start"
 
 
@@ -237,7 +195,7 @@ async def load_run(rig: PoolRig, agents: list[str], prefix: str, n: int, pace_s:
     received = set(finals)
     served = {name: answered_by(rig.settings(name).db_path, prefix) for name in AGENTS}
     total = sum(served.values()) or 1
-    entries = [e for e in read_journals([rig.journal(a) for a in AGENTS]) if e["base"].startswith(f"{CLIENT}.{prefix}")]
+    entries = [e for a in AGENTS for e in read_journal(rig.journal(a)) if e["base"].startswith(f"{CLIENT}.{prefix}")]
     counts = judge_executions(entries, answered_at, killed)
     on_killed = {e["base"] for e in entries if e["pid"] in killed and e["event"] == "start"}
     done_on_killed = {e["base"] for e in entries if e["pid"] in killed and e["event"] == "done"}
@@ -251,7 +209,8 @@ async def load_run(rig: PoolRig, agents: list[str], prefix: str, n: int, pace_s:
         "served_share": {name: round(count / total, 3) for name, count in served.items()},
         "p50_ms": round(percentile(latencies, 50), 1) if latencies else None,
         "p99_ms": round(percentile(latencies, 99), 1) if latencies else None,
-        "answers_undelivered": sum(delivered_not_received(rig.settings(a).db_path, prefix, received) for a in AGENTS),
+        "answers_undelivered": sum(delivered_but_not_received(rig.settings(a).db_path, received, prefix, CLIENT)
+                                   for a in AGENTS),
         **counts,
         "executions_missing": n - counts["executed"],
         **({"killed_mid_request": killed_inside,

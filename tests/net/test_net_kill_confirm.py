@@ -14,7 +14,7 @@ import time
 
 from netkit import collect
 
-from edge_agent.eval.bench_mqtt import Rig, _wait_online
+from edge_agent.eval.bench_mqtt import Rig, wait_online
 from edge_agent.net.events import ConfirmRequest
 from edge_agent.net.rpc import AgentClient, new_request_id
 
@@ -35,7 +35,7 @@ async def test_confirmations_interrupted_by_a_kill_run_once_after_the_restart(tm
         async with AgentClient(rig.settings("bench")) as client:
             since = time.time()
             rig.start_agent(0.0)
-            await _wait_online(client, since)
+            await wait_online(client, since)
             for r in range(ROUNDS):
                 actions = [(await collect(client, "pi", f"Remember: round {r} item {i} kiwi{r}x{i}"))[-1].action_id
                            for i in range(3)]
@@ -46,7 +46,7 @@ async def test_confirmations_interrupted_by_a_kill_run_once_after_the_restart(tm
                 rig.kill_agent(signal.SIGKILL)
                 since = time.time()
                 rig.start_agent(0.0)
-                await _wait_online(client, since)
+                await wait_online(client, since)
                 finals = await asyncio.gather(*(_final(client, c.request_id, 30) for c in confirms))
                 for f in finals:  # each ran now, or had run before the kill and says so
                     assert f is not None, f"round {r}: a confirmation got no final event"
