@@ -85,6 +85,13 @@ def encode_correlation(correlation: bytes | None) -> str | None:
     return base64.b64encode(correlation).decode("ascii") if correlation is not None else None
 
 
+def running_claim(board: str, epoch: int, sender: str, request_id: str, kind: str, payload: str,
+                  route: Route) -> Claim:
+    """`board`'s claim at `epoch` on a request it is about to run."""
+    return Claim(board=board, epoch=epoch, state="running", sender=sender, request_id=request_id, kind=kind,
+                 payload=payload, response_topic=route.topic, correlation=encode_correlation(route.correlation))
+
+
 def seq_floor(epoch: int) -> int:
     """The accepted event's number for a run at `epoch`: above every event of earlier epochs."""
     return (epoch - 1) * EPOCH_SEQ

@@ -7,7 +7,8 @@ import asyncio
 import contextlib
 import logging
 import time
-from typing import Any, Callable
+from types import MappingProxyType
+from typing import Any, Callable, Mapping
 
 from edge_agent.net.bridge import MqttBridge
 from edge_agent.net.mqtt_types import Message, Will
@@ -106,9 +107,10 @@ class DeviceDirectory:
         self._status[device] = data
         return True
 
-    def statuses(self) -> dict[str, dict[str, Any]]:
-        """The last status each other device published."""
-        return dict(self._status)
+    @property
+    def statuses(self) -> Mapping[str, dict[str, Any]]:
+        """The last status each device published (read-only view, no copy)."""
+        return MappingProxyType(self._status)
 
     def online(self, device: str) -> bool:
         return self._status.get(device, {}).get("state") == "online"

@@ -36,7 +36,7 @@ from edge_agent.net.fairqueue import FairQueue
 from edge_agent.net.intake import REQUEST_MODELS, Incoming, Rejected, Route, read_request
 from edge_agent.net.mqtt_types import ConnectOptions, Message, private_client_id
 from edge_agent.net.payload import PayloadError, parse_json
-from edge_agent.net.pool import Claim, ClaimBook, encode_correlation, seq_floor
+from edge_agent.net.pool import Claim, ClaimBook, running_claim, seq_floor
 from edge_agent.net.presence import DeviceDirectory, StatusPublisher, offline_will
 from edge_agent.net.remote_files import RemoteFileSearch, answer_file_search
 from edge_agent.net.replies import ReplySender, outcome_event
@@ -172,7 +172,7 @@ class AgentService:
 
     def _pool_members(self) -> dict[str, str]:
         """Every member of our pool this board has heard of, with its state (ours: online)."""
-        members = {d: s.get("state", "?") for d, s in self.directory.statuses().items() if s.get("pool") == self.pool}
+        members = {d: s.get("state", "?") for d, s in self.directory.statuses.items() if s.get("pool") == self.pool}
         members[self.device] = "online"
         return dict(sorted(members.items()))
 
@@ -272,8 +272,9 @@ class AgentService:
     async def _handle(self, msg: Message, source: MqttBridge) -> None:
         if self.directory.on_status(msg):
             source.ack(msg)
-            if self.pool and self._pool_members() != self._members_told:
-                self._members_told = self._pool_members()
+            members = self._pool_members() if self.pool else {}
+            if members != self._members_told:
+                self._members_told = members
                 self.status.publish_soon()  # the pool's status shows every member as it is
             return
         if self.remote.on_reply(msg) or (self.claims is not None and self.claims.on_message(msg)):
@@ -387,7 +388,7 @@ class AgentService:
     def _gone(self, board: str) -> bool:
         """True if `board`'s status says offline, or says nothing although we have been connected long
         enough to have its retained status: then its running claims are taken over."""
-        state = self.directory.statuses().get(board, {}).get("state")
+        state = self.directory.statuses.get(board, {}).get("state")
         if state is not None:
             return state != "online"
         return time.monotonic() - self._pool_since >= POOL_STATUS_GRACE_S
@@ -411,9 +412,8 @@ class AgentService:
                 owner is not None and owner.board != self.device and not self._gone(owner.board)):
             source.ack(msg)  # ours already, or a live member's: it answers
             return
-        claim = Claim(board=self.device, epoch=owner.epoch + 1 if owner else 1, state="running",
-                      sender=key[0], request_id=key[1], kind=got.topic.kind, payload=got.request.model_dump_json(),
-                      response_topic=got.route.topic, correlation=encode_correlation(got.route.correlation))
+        claim = running_claim(self.device, owner.epoch + 1 if owner else 1, *key, got.topic.kind,
+                              got.request.model_dump_json(), got.route)
         recorded = await self._record(got, pool=self.pool, first_seq=seq_floor(claim.epoch))
         source.ack(msg)  # logged (or answered with the reason): a crash from here on is recovered
         if recorded is not None:
@@ -503,10 +503,8 @@ class AgentService:
                     await rlog.hand_over(self.conn, *key)
                 elif owner is None:  # logged, then the crash came before the claim
                     self._taking.add(key)
-                    self._spawn(self._take_over(Claim(
-                        board=self.device, epoch=1, state="running", sender=row.sender, request_id=row.request_id,
-                        kind=row.kind, payload=row.payload, response_topic=row.response_topic,
-                        correlation=encode_correlation(row.correlation)), 1))
+                    self._spawn(self._take_over(running_claim(
+                        self.device, 1, *key, row.kind, row.payload, Route(row.response_topic, row.correlation)), 1))
             self._pool_rows = []
             now = time.time()
             self._resent = {k: t for k, t in self._resent.items() if now - t < 2 * POOL_DONE_RESEND_S}
