@@ -280,8 +280,8 @@ def candidates(channels: SideChannels, question: str, crafted: Sequence[str] = (
     other_words = {t.word for t in others}
     # Whom a pronoun here points at: the other part's words that name an entry's subject (a note's
     # person, a message's sender, "(plumber)").
-    referent = {w for t in others if not t.soft and PRONOUN.search(question)
-                for w in text_matches([t], " ".join(s.label for s in spans if s.store in TITLED))}
+    subjects = " ".join(s.label for s in spans if s.store in TITLED) if PRONOUN.search(question) else ""
+    referent = set(text_matches([t for t in others if not t.soft], subjects)) if subjects else set()
     # The model's search words add what the asker did not say; a word the asker said in another
     # form ("ideas" for "idea") is the asker's, or a line of the other part would count as this one's.
     said = {tuple(stems(t.word)) for t in asked + others}
