@@ -8,6 +8,7 @@ exit non-zero.
 """
 from __future__ import annotations
 
+import contextlib
 import logging
 import shutil
 import tempfile
@@ -126,24 +127,32 @@ def template_note(source: object) -> tuple[Status, str]:
                     f"{traits.end_of_turn or 'nothing'})")
 
 
-def check_loads(path: Path, n_ctx: int = DEFAULT_WINDOW) -> Check:
-    """Whether this llama.cpp loads the file's architecture and tokenizer (vocab only: no weights),
-    and what it then prompts with: the row that names an architecture it cannot run."""
-    from edge_agent.llm.base import ModelLoadError
+def vocab_model(path: Path, n_ctx: int):
+    """The model's tokenizer and template, loaded vocab-only (no weights); ModelLoadError if llama.cpp
+    cannot load it. One serves every row that needs it (check_loads, check_head_cache)."""
     from edge_agent.llm.llamacpp import LlamaCppModel
 
-    try:
-        model = LlamaCppModel(path, n_ctx=n_ctx, vocab_only=True, head_cache_mb=0)
-    except ModelLoadError as err:
-        return Check("model loads", "fail", str(err))
-    try:
-        how = (f"{model.template_family} chat template" if model.has_chat_template
-               else "plain fallback prompts (no chat template)")
-        return Check("model loads", "pass", f"llama.cpp loads its architecture ({model.architecture}) and tokenizer "
-                                            f"({model.n_vocab} tokens); {how}, stops at "
-                                            f"{', '.join(model.stop_sequences())!r}")
-    finally:
-        model.close()
+    return LlamaCppModel(path, n_ctx=n_ctx, vocab_only=True, head_cache_mb=0)
+
+
+def check_loads(path: Path, n_ctx: int = DEFAULT_WINDOW, model=None) -> Check:
+    """Whether this llama.cpp loads the file's architecture and tokenizer (vocab only: no weights),
+    and what it then prompts with: the row that names an architecture it cannot run. `model`: the
+    vocab-only load already made (else one is made and closed here)."""
+    from edge_agent.llm.base import ModelLoadError
+
+    if model is None:
+        try:
+            model = vocab_model(path, n_ctx)
+        except ModelLoadError as err:
+            return Check("model loads", "fail", str(err))
+        with contextlib.closing(model):
+            return check_loads(path, n_ctx, model)
+    how = (f"{model.template_family} chat template" if model.has_chat_template
+           else "plain fallback prompts (no chat template)")
+    return Check("model loads", "pass", f"llama.cpp loads its architecture ({model.architecture}) and tokenizer "
+                                        f"({model.n_vocab} tokens); {how}, stops at "
+                                        f"{', '.join(model.stop_sequences())!r}")
 
 
 def check_memory(settings: Settings, path: Path, available_mb: float | None = None,
@@ -168,38 +177,37 @@ def check_memory(settings: Settings, path: Path, available_mb: float | None = No
     return Check(name, "fail", figures)
 
 
-def static_head_tokens(path: Path, settings: Settings) -> list[int]:
+def static_head_tokens(path: Path, settings: Settings, model=None) -> list[int]:
     """Tokens of every static prompt head the service warms, counted with the model's own
-    tokenizer and chat template (loaded vocab-only: no weights)."""
+    tokenizer and chat template (loaded vocab-only: no weights; `model`: that load already made)."""
     import asyncio
 
     from edge_agent.harness.skills import load_skills
     from edge_agent.harness.startup import static_heads
     from edge_agent.harness.toolbox import Toolbox
-    from edge_agent.llm.llamacpp import LlamaCppModel
     from edge_agent.tools.base import ToolContext
     from edge_agent.tools.clock import device_zone, system_clock
     from edge_agent.tools.registry import build_tools
 
     tools = build_tools(enforce_guards=False)
     toolbox = Toolbox(tools, ToolContext(store=None, now=system_clock(device_zone(settings.timezone))))
-    model = LlamaCppModel(path, n_ctx=settings.model.n_ctx, vocab_only=True, head_cache_mb=0)
-    try:
-        heads = asyncio.run(static_heads(model, load_skills(known_tools=tools), toolbox))
-        return [len(model.tokenize(h, add_bos=True)) for h in heads]
-    finally:
-        model.close()
+    if model is None:
+        with contextlib.closing(vocab_model(path, settings.model.n_ctx)) as loaded:
+            return static_head_tokens(path, settings, loaded)
+    heads = asyncio.run(static_heads(model, load_skills(known_tools=tools), toolbox))
+    return [len(model.tokenize(h, add_bos=True)) for h in heads]
 
 
-def check_head_cache(settings: Settings, path: Path) -> Check:
-    """Whether every static prompt head's KV state fits the configured RAM budget."""
+def check_head_cache(settings: Settings, path: Path, model=None) -> Check:
+    """Whether every static prompt head's KV state fits the configured RAM budget (`model`: the
+    vocab-only load already made)."""
     budget = settings.model.head_cache_mb
     if budget <= 0:
         return Check("prompt-head cache", "warn", "off (model.head_cache_mb = 0): every question prefills its "
                                                   "whole prompt")
     try:
         per_token = kv_cache_bytes(read_header(path), 1)[0]
-        tokens = static_head_tokens(path, settings)
+        tokens = static_head_tokens(path, settings, model)
     except Exception as err:  # a doctor row, never a crash
         return Check("prompt-head cache", "fail", f"cannot size the heads: {err}")
     need = sum(tokens) * per_token / MIB
@@ -332,14 +340,27 @@ def check_merged_copy(settings: Settings, path: Path) -> list[Check]:
 def run_checks(settings: Settings, *, now: Callable[[], datetime] | None = None,
                broker_timeout_s: float = BROKER_TIMEOUT_S) -> list[Check]:
     """Every check, in table order."""
+    from edge_agent.llm.base import ModelLoadError
+
     path = configured_model_path(settings)
     model = check_model(path, settings.model.n_ctx)
-    loads = (check_loads(path, settings.model.n_ctx) if path.is_file()
-             else Check("model loads", "fail", "no model file"))
+    vocab = None
+    if not path.is_file():
+        loads = Check("model loads", "fail", "no model file")
+    else:
+        try:
+            vocab = vocab_model(path, settings.model.n_ctx)  # one load for both rows that tokenize
+            loads = check_loads(path, settings.model.n_ctx, vocab)
+        except ModelLoadError as err:
+            loads = Check("model loads", "fail", str(err))
     memory = (check_memory(settings, path) if path.is_file()
               else Check(f"memory (model + KV @ {settings.model.n_ctx})", "fail", "no model to size"))
-    heads = (check_head_cache(settings, path) if path.is_file()
-             else Check("prompt-head cache", "fail", "no model to size"))
+    try:
+        heads = (check_head_cache(settings, path, vocab) if path.is_file()
+                 else Check("prompt-head cache", "fail", "no model to size"))
+    finally:
+        if vocab is not None:
+            vocab.close()
     adapter = check_adapter(settings, path) if path.is_file() else Check("adapter", "fail", "no model")
     return [
         model,
