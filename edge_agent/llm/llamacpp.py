@@ -29,6 +29,7 @@ from edge_agent.llm.lock import GenerationLock, finish_thread
 from edge_agent.llm.sessions import SessionKeeper
 from edge_agent.llm.templates import PLAIN_STOPS, render_plain, template_for_llama
 from edge_agent.llm.window import check_window, fit_tokens
+from edge_agent.modelfile.sizing import short_context
 
 log = logging.getLogger(__name__)
 T = TypeVar("T", bound=BaseModel)
@@ -95,11 +96,10 @@ class LlamaCppModel:
         """The GGUF's architecture as llama.cpp loaded it (gemma3, llama, qwen3 …)."""
         self.native_ctx = native_context(meta)
         """The context the model was trained for (GGUF `<arch>.context_length`; None if unstated)."""
-        if self.native_ctx is not None and self.native_ctx < self.n_ctx:
+        too_short = short_context(self.native_ctx, self.n_ctx)
+        if too_short is not None:
             self._llm.close()
-            raise ModelLoadError(f"{path.name} was trained for a {self.native_ctx}-token context, shorter than the "
-                                 f"{self.n_ctx}-token window: set model.n_ctx = {self.native_ctx} (or less) in the "
-                                 "config, or choose another model")
+            raise ModelLoadError(f"{path.name} was {too_short}")
         self.adapter_sha256 = (lora_sha256 or "unknown") if lora_path else merged_adapter
         """The task adapter's sha256, run as a LoRA or merged into this file (None without one);
         part of the name traces record."""

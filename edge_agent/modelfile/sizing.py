@@ -125,3 +125,12 @@ def systemd_limits(need: MemoryNeed) -> dict[str, int]:
     """MemoryHigh and MemoryMax in MiB for a unit running this model."""
     high = _round_up(need.total_mb * HIGH_FACTOR)
     return {"MemoryHigh": high, "MemoryMax": _round_up(high * MAX_FACTOR)}
+
+
+def short_context(native: int | None, n_ctx: int) -> str | None:
+    """Why a model trained for `native` tokens cannot serve an `n_ctx` window (None: it can, or its
+    GGUF does not say): the runtime refuses it, doctor fails it, in these words."""
+    if native is None or native <= 0 or native >= n_ctx:
+        return None
+    return (f"trained for a {native}-token context, shorter than the {n_ctx}-token window: "
+            f"set model.n_ctx = {native} (or less) in the config, or choose another model")

@@ -22,7 +22,7 @@ from edge_agent.llm.bundled import sha256_file
 from edge_agent.modelfile.files import BUNDLED_FILE, SHA256SUMS, configured_model_path
 from edge_agent.ops import probes
 from edge_agent.modelfile.gguf import GGUFError, read_header
-from edge_agent.modelfile.sizing import MIB, OS_RESERVE_MB, SizingError, estimate, kv_cache_bytes
+from edge_agent.modelfile.sizing import MIB, OS_RESERVE_MB, SizingError, estimate, kv_cache_bytes, short_context
 from edge_agent.store import db
 
 log = logging.getLogger(__name__)
@@ -94,9 +94,9 @@ def context_note(native: object, n_ctx: int) -> tuple[Status, str]:
     """The model's trained context against the window the runtime opens (llamacpp refuses less)."""
     if not isinstance(native, int) or native <= 0:
         return "warn", f"context: native length not stated in the GGUF; window {n_ctx} tokens"
-    if native < n_ctx:
-        return "fail", (f"context: native {native} tokens, shorter than the {n_ctx}-token window "
-                        f"(set model.n_ctx = {native} or choose another model)")
+    too_short = short_context(native, n_ctx)
+    if too_short is not None:
+        return "fail", f"context: {too_short}"
     return "pass", f"context: native {native} tokens, window {n_ctx}"
 
 
