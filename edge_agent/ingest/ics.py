@@ -84,18 +84,12 @@ def _wall(value: date | datetime, zone_name: str, all_day: bool) -> date | datet
 
 def _as_given(value: date | datetime, zone_name: str, all_day: bool) -> date | datetime:
     """An RDATE/EXDATE value as the file gives it: a date; a floating time (in the event's own
-    terms); or the wall-clock time in the zone it names, or UTC. Turned into the event's wall-clock
-    time it would lose which of a repeated hour it meant (the fall-back hour west or east of UTC)."""
+    terms); or the time in the zone it names, or UTC, kept aware (store.recurrence.encode_list names
+    the zone). Turned into the event's wall-clock time it would lose which of a repeated hour it
+    meant (the fall-back hour west or east of UTC)."""
     if all_day or not isinstance(value, datetime) or value.tzinfo is None:
         return _wall(value, zone_name, all_day)
-    name = _zone_name(value.tzinfo)
-    if name == "UTC":
-        return value.astimezone(timezone.utc)
-    if name:
-        from zoneinfo import ZoneInfo
-
-        return value.replace(tzinfo=ZoneInfo(name))
-    return value.astimezone(timezone.utc)  # a zone with no IANA name (a custom VTIMEZONE): its instant
+    return value
 
 
 def _dates(component, prop: str, zone_name: str, all_day: bool) -> tuple:
