@@ -42,6 +42,11 @@ class ClientConfigError(ValueError):
     """The client has no broker username (it is not paired)."""
 
 
+def _unawaited(fut: asyncio.Future) -> None:
+    """A QoS 1 publish nobody waits for: its outcome is read, so a failure is not reported as unretrieved."""
+    fut.add_done_callback(lambda f: f.cancelled() or f.exception())
+
+
 def new_request_id() -> str:
     return uuid.uuid4().hex[:16]
 
@@ -144,7 +149,7 @@ class AgentClient:
                                       AckRequest(request_id=request_id).model_dump_json(), qos=1)
         except MqttError:
             return  # closing: the agent re-sends the answer to the next connection that asks
-        fut.add_done_callback(lambda f: f.cancelled() or f.exception())
+        _unawaited(fut)
 
     async def events(self, request_id: str, timeout_s: float) -> AsyncIterator[BaseModel]:
         """The request's events until its final one; asyncio.TimeoutError past timeout_s."""
@@ -162,8 +167,7 @@ class AgentClient:
                         raise
                     if not p.seen:
                         log.info("no word on request %s after %.0f s: sending it again", request_id, silent_s)
-                        fut = self._publish(request_id, p)
-                        fut.add_done_callback(lambda f: f.cancelled() or f.exception())
+                        _unawaited(self._publish(request_id, p))
                     silent_s *= 2
                     resend_at = loop.time() + silent_s
                     continue

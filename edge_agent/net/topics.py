@@ -71,10 +71,7 @@ class Topics:
 
     def parse_claim(self, topic: str) -> tuple[str, str, str] | None:
         """(pool, sender, request_id) of a claim topic, else None."""
-        head = self.prefix + "/"
-        if not topic.startswith(head):
-            return None
-        parts = topic[len(head):].split("/")
+        parts = self._levels(topic)
         if len(parts) == 4 and parts[1] == "claim":
             return parts[0], parts[2], parts[3]
         return None
@@ -95,12 +92,14 @@ class Topics:
         return [self.ask(device, "+"), self.confirm(device, "+"), self.ack(device, "+"), self.files_search(device, "+"),
                 self.reply_namespace(device) + "/#", self.status("+")]
 
+    def _levels(self, topic: str) -> list[str]:
+        """The topic's levels below the prefix ([] for a topic not under it)."""
+        head = self.prefix + "/"
+        return topic[len(head):].split("/") if topic.startswith(head) else []
+
     def parse_request(self, topic: str) -> RequestTopic | None:
         """The request a topic carries, or None if it is not a request topic under the prefix."""
-        head = self.prefix + "/"
-        if not topic.startswith(head):
-            return None
-        parts = topic[len(head):].split("/")
+        parts = self._levels(topic)
         if len(parts) == 3 and parts[1] in ("ask", "confirm", "ack"):
             return RequestTopic(parts[0], parts[1], parts[2])  # type: ignore[arg-type]
         if len(parts) == 4 and parts[1:3] == ["files", "search"]:
@@ -109,10 +108,7 @@ class Topics:
 
     def parse_status(self, topic: str) -> str | None:
         """The device of a status topic, else None."""
-        head = self.prefix + "/"
-        if not topic.startswith(head):
-            return None
-        parts = topic[len(head):].split("/")
+        parts = self._levels(topic)
         if len(parts) == 2 and parts[1] == "status" and parts[0] != REPLY:
             return parts[0]
         return None
