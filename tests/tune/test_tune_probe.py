@@ -97,3 +97,16 @@ async def test_the_whole_harness_probe_scores_every_question_like_eval(tmp_path)
     assert summary["households"] == [probes.FIRST_HOUSEHOLD] and summary["questions"] == len(questions)
     assert 0 <= summary["end_to_end"] < 0.3 and summary["tool_selection_by_plan"] <= summary["tool_selection"]
     assert not (tmp_path / "mine").exists()  # the asker's own data dir is never touched
+
+
+def test_decisions_mask_a_previews_random_action_id_and_nothing_else():
+    from types import SimpleNamespace
+
+    def result(answer, plan="remember_this"):
+        return SimpleNamespace(plan=plan, calls=[], answer=answer)
+
+    preview = 'Add to notebook: "Leo cycles."\nNothing is saved until you confirm it (action {}).'
+    first, second = result(preview.format("a" * 32)), result(preview.format("0b" * 16))
+    assert probes.decisions(first) == probes.decisions(second)
+    assert probes.decisions(first) != probes.decisions(result(preview.replace("Leo", "Joel").format("a" * 32)))
+    assert probes.decisions(first) != probes.decisions(result(preview.format("a" * 32), plan="person_facts"))
