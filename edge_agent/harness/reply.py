@@ -7,7 +7,8 @@ of another line). So it never writes an answer's facts. What it does:
 1. Candidates (no model). Every item the tools put in the side channels — notes, memory-log
    entries, the located files' passages, calendar events — is cut into spans: sentences, and
    the parts a list separator divides ("Bristol, UK · clara@example.com · 07700 900412"). A span
-   is scored by the question's terms it and its title hold (stemmed, with the synonym table; a
+   is scored by the question's terms it and its title hold (stemmed, with the synonym table, a
+   misspelt word read as the found word one edit away: store/spelling.py; a
    rarer term weighs more; one met only through a synonym less; a term elsewhere in its entry
    counts a little, one named where it comes from again: the electrician's page is about the
    electrician), then by the terms of the searches the model crafted. A part asking for a kind
@@ -48,8 +49,9 @@ from edge_agent.harness.channels import SideChannels
 from edge_agent.harness.events_text import event_lines, event_text
 from edge_agent.harness.reserve import worst_case_tokens
 from edge_agent.harness.turn import CalendarRead, LimitReached, ModelCallFailed, TurnContext
+from edge_agent.store import spelling
 from edge_agent.store.passages import PASSAGE_SEPARATOR
-from edge_agent.store.text import QueryTerm, query_plan, stems, text_matches
+from edge_agent.store.text import QueryTerm, query_plan, stems, text_matches, tokens
 from edge_agent.tools import dates
 from edge_agent.tools.current_date import payload_today
 from edge_agent.tools.query_calendar import day_label
@@ -274,9 +276,9 @@ def candidates(channels: SideChannels, question: str, crafted: Sequence[str] = (
     so a two-part question's second part gets its spans too. Ties keep the plan's stores first
     (`first_stores`), then the tools' order."""
     spans = item_spans(channels)
-    asked = query_plan(question)
+    asked = spelled(query_plan(question), spans)
     asked_words = {t.word for t in asked}
-    others = [t for t in query_plan(related) if t.word not in asked_words] if related else []
+    others = spelled([t for t in query_plan(related) if t.word not in asked_words], spans) if related else []
     other_words = {t.word for t in others}
     # Whom a pronoun here points at: the other part's words that name an entry's subject (a note's
     # person, a message's sender, "(plumber)").
@@ -340,6 +342,22 @@ def candidates(channels: SideChannels, question: str, crafted: Sequence[str] = (
         out.append(spans[best])
         for t in own[best]:
             cover[t] *= COVERED
+    return out
+
+
+def spelled(terms: list[QueryTerm], spans: Sequence[Span]) -> list[QueryTerm]:
+    """Each one-word term that no span holds, read as the spans' word one edit away when there is
+    one (store/spelling.py: "dentst" is the "dentist" of the dentist's page), counted as written."""
+    texts = [f"{s.label} {s.text}" for s in spans]
+    have = set().union(*(tokens(t) for t in texts)) if texts else set()
+    known = None
+    out = []
+    for t in terms:
+        if " " not in t.word and not any(set(stems(p)) <= have for p in t.phrases if stems(p)):
+            known = spelling.vocabulary(texts) if known is None else known
+            fix = spelling.corrected(t.word, known)
+            t = QueryTerm(t.word, (fix, *t.phrases), t.soft) if fix else t
+        out.append(t)
     return out
 
 

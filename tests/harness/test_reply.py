@@ -14,6 +14,7 @@ from edge_agent.harness.reply import (CANDIDATES, NOT_FOUND, PER_ITEM, Span, cal
                                       numbered, parts, spans_of, unwrap, values_in, with_file)
 from edge_agent.harness.turn import CalendarRead
 from edge_agent.store.recurrence import EventRecord
+from edge_agent.store.text import query_plan
 from edge_agent.tools.base import ToolResult
 
 
@@ -427,3 +428,14 @@ def test_the_models_search_word_in_another_form_is_the_askers_own():
                                 "text": "Book recommendation for you: The Copper Lighthouse by Alina Desai."},))
     best = candidates(ch, "what book he told me to read", ["Omar gift ideas"], related="Tell me a gift idea for Omar")
     assert best[0].text == "Book recommendation for you: The Copper Lighthouse by Alina Desai."
+
+
+def test_a_misspelt_word_counts_as_the_found_word_it_is_one_edit_from():
+    ch = channels_with(note(1, "Dr. Priya Nair (dentist)", "Phone 0117 496 0733. Check-up on 24 November."),
+                       note(2, "Appointments", "Hair appointment on 2 December. Car service appointment in May."))
+    right = candidates(ch, "dentist appointment phone")
+    assert right[0].label == "Dr. Priya Nair (dentist)"
+    assert candidates(ch, "dentst appointment phone") == right
+    spans = item_spans(ch)
+    assert [t.phrases for t in replies.spelled(query_plan("dentst plumbr"), spans)] == [
+        ("dentist", "dentst"), ("plumbr",)]  # nothing found says "plumber": no guess
