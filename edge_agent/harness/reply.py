@@ -51,7 +51,7 @@ from edge_agent.harness.reserve import worst_case_tokens
 from edge_agent.harness.turn import CalendarRead, LimitReached, ModelCallFailed, TurnContext
 from edge_agent.store import spelling
 from edge_agent.store.passages import PASSAGE_SEPARATOR
-from edge_agent.store.text import QueryTerm, query_plan, stems, text_matches, tokens
+from edge_agent.store.text import QueryTerm, query_plan, stems, text_matches
 from edge_agent.tools import dates
 from edge_agent.tools.current_date import payload_today
 from edge_agent.tools.query_calendar import day_label
@@ -276,9 +276,10 @@ def candidates(channels: SideChannels, question: str, crafted: Sequence[str] = (
     so a two-part question's second part gets its spans too. Ties keep the plan's stores first
     (`first_stores`), then the tools' order."""
     spans = item_spans(channels)
-    asked = spelled(query_plan(question), spans)
+    texts = [f"{s.label} {s.text}" for s in spans]  # what each span is matched against
+    asked = spelled(query_plan(question), texts)
     asked_words = {t.word for t in asked}
-    others = spelled([t for t in query_plan(related) if t.word not in asked_words], spans) if related else []
+    others = spelled([t for t in query_plan(related) if t.word not in asked_words], texts) if related else []
     other_words = {t.word for t in others}
     # Whom a pronoun here points at: the other part's words that name an entry's subject (a note's
     # person, a message's sender, "(plumber)").
@@ -292,8 +293,8 @@ def candidates(channels: SideChannels, question: str, crafted: Sequence[str] = (
     literal = [QueryTerm(t.word, t.phrases[:1], t.soft) for t in terms]  # the word itself, no synonyms
     if not spans or not terms:
         return []
-    own = [set(text_matches(terms, f"{s.label} {s.text}")) for s in spans]
-    direct = [set(text_matches(literal, f"{s.label} {s.text}")) for s in spans]
+    own = [set(text_matches(terms, text)) for text in texts]
+    direct = [set(text_matches(literal, text)) for text in texts]
     context: dict[int, set[str]] = {}
     for s, found in zip(spans, own):
         context.setdefault(s.item, set()).update(found)
@@ -345,20 +346,18 @@ def candidates(channels: SideChannels, question: str, crafted: Sequence[str] = (
     return out
 
 
-def spelled(terms: list[QueryTerm], spans: Sequence[Span]) -> list[QueryTerm]:
-    """Each one-word term that no span holds, read as the spans' word one edit away when there is
-    one (store/spelling.py: "dentst" is the "dentist" of the dentist's page), counted as written."""
-    texts = [f"{s.label} {s.text}" for s in spans]
-    have = set().union(*(tokens(t) for t in texts)) if texts else set()
-    known = None
-    out = []
-    for t in terms:
-        if " " not in t.word and not any(set(stems(p)) <= have for p in t.phrases if stems(p)):
-            known = spelling.vocabulary(texts) if known is None else known
-            fix = spelling.corrected(t.word, known)
-            t = QueryTerm(t.word, (fix, *t.phrases), t.soft) if fix else t
-        out.append(t)
-    return out
+def spelled(terms: list[QueryTerm], texts: Sequence[str]) -> list[QueryTerm]:
+    """Each one-word term that none of the spans' `texts` holds, read as their word one edit away
+    when there is one (store/spelling.py: "dentst" is the "dentist" of the dentist's page)."""
+    if not terms or not texts:
+        return terms
+    held = set(text_matches(terms, "\n".join(texts)))
+    missing = [t for t in terms if " " not in t.word and t.word not in held]
+    if not missing:
+        return terms
+    known = spelling.vocabulary(texts)
+    fixes = {t.word: spelling.corrected(t.word, known) for t in missing}
+    return [QueryTerm(t.word, (fixes[t.word], *t.phrases), t.soft) if fixes.get(t.word) else t for t in terms]
 
 
 def asked_kind(question: str) -> str | None:

@@ -14,7 +14,6 @@ FIRST_HOUSEHOLD + i, never one (test_tune_probe checks it).
 from __future__ import annotations
 
 import io
-import re
 import tempfile
 import time
 from collections import Counter
@@ -24,7 +23,6 @@ from typing import Callable, Iterator
 
 from edge_agent.config import HarnessSettings, Settings
 from edge_agent.harness.planner import Planner
-from edge_agent.harness.runner import ACTION_ID_BYTES
 from edge_agent.harness.skills import load_skills
 from edge_agent.harness.turn import Limits, TurnContext
 from edge_agent.llm.base import Model
@@ -144,14 +142,12 @@ async def probe_harness(model: Model, settings: Settings, households: int, first
     return summary
 
 
-ACTION_ID = re.compile(r"\b[0-9a-f]{%d}\b" % (2 * ACTION_ID_BYTES))
-
-
 def decisions(result) -> tuple:
     """What a model decided for one question: the skill, every call with its arguments, the answer
-    (a remember preview's action id masked: it is a random nonce, not the model's choice)."""
-    answer = ACTION_ID.sub("<action>", result.answer or "")
-    return result.plan, tuple((c["tool"], repr(c["args"])) for c in result.calls), answer
+    (for a remember request its preview: the reply around it carries a random action id, which is
+    no choice of the model)."""
+    return result.plan, tuple((c["tool"], repr(c["args"])) for c in result.calls), \
+        result.pending_preview or result.answer
 
 
 async def agreement(first_model: Model, second_model: Model, settings: Settings, households: int,

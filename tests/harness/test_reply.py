@@ -436,6 +436,6 @@ def test_a_misspelt_word_counts_as_the_found_word_it_is_one_edit_from():
     right = candidates(ch, "dentist appointment phone")
     assert right[0].label == "Dr. Priya Nair (dentist)"
     assert candidates(ch, "dentst appointment phone") == right
-    spans = item_spans(ch)
-    assert [t.phrases for t in replies.spelled(query_plan("dentst plumbr"), spans)] == [
+    texts = [f"{s.label} {s.text}" for s in item_spans(ch)]
+    assert [t.phrases for t in replies.spelled(query_plan("dentst plumbr"), texts)] == [
         ("dentist", "dentst"), ("plumbr",)]  # nothing found says "plumber": no guess

@@ -103,7 +103,7 @@ def test_decisions_mask_a_previews_random_action_id_and_nothing_else():
     from types import SimpleNamespace
 
     def result(answer, plan="remember_this"):
-        return SimpleNamespace(plan=plan, calls=[], answer=answer)
+        return SimpleNamespace(plan=plan, calls=[], answer=answer, pending_preview=answer.split("\n")[0])
 
     preview = 'Add to notebook: "Leo cycles."\nNothing is saved until you confirm it (action {}).'
     first, second = result(preview.format("a" * 32)), result(preview.format("0b" * 16))
