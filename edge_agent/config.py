@@ -124,6 +124,9 @@ class OpsSettings(_Section):
     """Requests in the sliding window for latency percentiles."""
     hass_discovery: bool = True
     """Publish Home Assistant discovery configs (retained) for this board's status sensors (net/hass.py)."""
+    stop_limit_s: float = Field(25.0, gt=0)
+    """A clean stop that takes longer is cut short: every thread's stack to the log, exit status 1
+    (under systemd's TimeoutStopSec of 30 s, which would SIGKILL without a word)."""
 
 
 class Settings(_Section):

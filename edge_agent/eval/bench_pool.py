@@ -43,6 +43,7 @@ RESTART_AFTER_S = 1.0  # systemd's RestartSec in deploy's unit is of this order
 MID_REQUEST_WAIT_S = 5.0  # how long the kill waits for `pi` to be inside an execution
 DELAY_MS = 2.0  # scripted latency of one generation
 TIMEOUT_S = 120.0  # how long a run waits for its last answers
+STOP_WAIT_S = 40.0  # a SIGTERMed agent exits within its ops.stop_limit_s (25 s) at the latest
 POOL_SETTLE_S = 2.5  # a member's pool connection and sweep start a moment after its status says online
 # One client sending a stream of questions: a durability and spread test, not a flood test, so the
 # per-asker and queue bounds are lifted (bench abuse tests the bounds).
@@ -66,6 +67,8 @@ class PoolRig:
         self.broker: LocalBroker = start_local_broker(root / "broker", password_file=self.pairing.password_file,
                                                       acl_file=self.pairing.acl_file)
         self.agents: dict[str, subprocess.Popen] = {}
+        self.stops_cut_short: list[str] = []
+        """Agents whose SIGTERM stop outlasted their ops.stop_limit_s (exit status 1, stacks in their log)."""
 
     def settings(self, name: str) -> Settings:
         data = self.root / f"data-{name}"
@@ -86,7 +89,15 @@ class PoolRig:
         proc = self.agents.pop(name, None)
         if proc is not None and proc.poll() is None:
             os.killpg(proc.pid, sig)
-            proc.wait(30)
+            try:
+                proc.wait(STOP_WAIT_S)
+            except subprocess.TimeoutExpired:
+                os.killpg(proc.pid, signal.SIGKILL)
+                proc.wait()
+                tail = (self.root / f"agent-{name}.log").read_text(errors="replace")[-3000:]
+                raise RuntimeError(f"agent {name} did not stop within {STOP_WAIT_S:.0f} s; its log ends:\n{tail}")
+            if sig == signal.SIGTERM and proc.returncode == 1:
+                self.stops_cut_short.append(name)
 
     def close(self) -> None:
         for name in list(self.agents):
@@ -213,6 +224,7 @@ async def load_run(rig: PoolRig, agents: list[str], prefix: str, n: int, pace_s:
                                    for a in AGENTS),
         **counts,
         "executions_missing": n - counts["executed"],
+        "stops_cut_short": list(rig.stops_cut_short),
         **({"killed_mid_request": killed_inside,
             # Started on the killed board, never finished there: answered by a takeover.
             "taken_over": len(on_killed - done_on_killed)} if kill else {}),

@@ -2,8 +2,10 @@
 from __future__ import annotations
 
 import asyncio
+import faulthandler
 import logging
 import signal
+import sys
 from pathlib import Path
 
 from edge_agent.config import Settings
@@ -57,8 +59,20 @@ async def serve_async(settings: Settings, *, scripted_delay_ms: float | None = N
     conn = await connect(settings.db_path)
     service = AgentService(settings, conn, paired_devices=paired_devices(settings))
     loop = asyncio.get_running_loop()
+    bounded: list[bool] = []
+
+    def stop() -> None:
+        """A clean stop (the running request's grace, the broker goodbye, closing the stores, the
+        executor's threads) bounded by ops.stop_limit_s: past it, stacks to stderr and exit 1."""
+        if not bounded:  # the first signal starts the clock; another one does not restart it
+            bounded.append(True)
+            limit = settings.ops.stop_limit_s
+            log.info("stopping (at most %.0f s)", limit)
+            faulthandler.dump_traceback_later(limit, exit=True, file=sys.stderr)
+        service.stop()
+
     for sig in (signal.SIGTERM, signal.SIGINT):
-        loop.add_signal_handler(sig, service.stop)
+        loop.add_signal_handler(sig, stop)
     model = None
     if scripted_delay_ms is not None:
         from edge_agent.net.scripted import scripted_model

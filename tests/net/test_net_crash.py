@@ -1,14 +1,20 @@
-"""The agent SIGKILLed mid-request and restarted answers the request (and nothing runs twice)."""
+"""The agent SIGKILLed mid-request and restarted answers the request (and nothing runs twice); a
+clean stop that hangs is cut short with the stacks in the log."""
 from __future__ import annotations
 
 import asyncio
 import json
+import os
+import signal
+import subprocess
+import sys
 import time
 
-from netkit import kill_tree, spawn_cli
+from netkit import kill_tree, settings_env, spawn_cli
 
 from edge_agent.net.events import AskRequest
 from edge_agent.net.rpc import AgentClient
+from edge_agent.net.service import STOP_GRACE_S
 
 GENERATION_MS = 250  # the scripted model's latency a generation: a request takes ~1 s
 
@@ -55,3 +61,33 @@ async def test_agent_killed_mid_request_and_restarted_answers_it(settings_for, t
     started = [entry["request_id"] for entry in lines if entry["event"] == "start"]
     assert started == ["phone.crash-1", "phone.crash-1.r2", "phone.crash-2"]
     assert done == ["phone.crash-1.r2", "phone.crash-2"]
+
+
+async def test_a_stop_that_outlasts_its_limit_is_cut_short_with_the_stacks(settings_for, tmp_path):
+    """SIGTERM while a request runs: the grace would let it finish (STOP_GRACE_S), but a stop limit
+    of 1 s ends the process first, exit status 1, every thread's stack in its log."""
+    settings = settings_for("pi")
+    journal, log_path = tmp_path / "journal.jsonl", tmp_path / "agent.log"
+    args = ["serve", "--scripted-delay-ms", "20000", "--exec-journal", str(journal), "--log-format", "text"]
+    with open(log_path, "ab") as fh:
+        agent = subprocess.Popen([sys.executable, "-m", "edge_agent.cli", *args],
+                                 env=settings_env(settings) | {"EDGE_AGENT_OPS__STOP_LIMIT_S": "1"},
+                                 stdout=fh, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, start_new_session=True)
+    try:
+        async with AgentClient(settings_for("phone")) as phone:
+            await phone.watch_status("pi")
+            await _wait_state(phone, "pi", "online")
+            await phone.send("pi", "ask", AskRequest(request_id="stop-1", question="what day is it"), expiry_s=120)
+            deadline = time.monotonic() + 30
+            while not (journal.exists() and '"start"' in journal.read_text()):  # running: a 20 s generation
+                assert time.monotonic() < deadline, log_path.read_text()
+                await asyncio.sleep(0.05)
+            os.killpg(agent.pid, signal.SIGTERM)
+            t0 = time.monotonic()
+            rc = await asyncio.to_thread(agent.wait, 30)
+            took = time.monotonic() - t0
+    finally:
+        kill_tree(agent)
+    text = log_path.read_text()
+    assert rc == 1 and took < STOP_GRACE_S, (rc, took, text[-2000:])
+    assert "stopping (at most 1 s)" in text and "most recent call first" in text, text[-2000:]
