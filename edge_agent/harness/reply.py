@@ -233,6 +233,18 @@ def memory_label(m: dict[str, Any]) -> str:
     return template.format(who=m.get("who") or "someone", day=_day(m.get("when")))
 
 
+def wordless_line(hit: dict[str, Any]) -> str:
+    """The one line of a file with no words of its own (a photo): what it is, the words of its name,
+    when it was made ('image "dog in a bow tie", modified 2026-03-21'). A line of the name's words
+    is one the chooser can read as answering "photo of the dog in the tie"; "image, modified ..."
+    alone it takes for no answer. Camera names ("IMG_2034") give no words."""
+    stem = str(hit.get("name") or "").rsplit(".", 1)[0]
+    words = " ".join(w for w in re.split(r"[\W_]+", stem) if w.isalpha() and not (w.isupper() and len(w) <= 4))
+    kind = str(hit.get("kind") or "file")
+    return f'{kind} "{words}", modified {str(hit.get("mtime") or "")[:10]}' if words else \
+        f"{kind}, modified {str(hit.get('mtime') or '')[:10]}"
+
+
 def item_spans(channels: SideChannels) -> list[Span]:
     """Every span of every item found, in channel order (files, notes, events, memory), items in
     the order the tools ranked them."""
@@ -243,8 +255,7 @@ def item_spans(channels: SideChannels) -> list[Span]:
         name, device = str(hit.get("name") or ""), hit.get("device")
         attachment = {k: hit.get(k) for k in ("device", "path", "name")}
         text = unwrap(str(hit.get("excerpt") or "").replace(PASSAGE_SEPARATOR, "\n"))
-        # A file with no words of its own (a photo) is one line: what it is, and when it was made.
-        lines = spans_of(text) or [f"{hit.get('kind') or 'file'}, modified {str(hit.get('mtime') or '')[:10]}"]
+        lines = spans_of(text) or [wordless_line(hit)]
         spans += [Span(s, "files", name, f"{name} on {device}", device, item, attachment, injection.is_planted(text))
                   for s in lines]
     for note in channels.notes:

@@ -161,11 +161,13 @@ def test_every_file_a_search_found_is_ranked_and_a_file_without_words_is_one_lin
                              channel="files")) is False
     assert [f["name"] for f in ch.files] == ["allotment-harvest.png", "receipt.txt"]
     spans = item_spans(ch)
-    assert [(s.label, s.text) for s in spans] == [("allotment-harvest.png on pi", "image, modified 2025-08-29"),
+    assert [(s.label, s.text) for s in spans] == [("allotment-harvest.png on pi", 'image "allotment harvest", modified 2025-08-29'),
                                                   ("receipt.txt on pi", "Total £12.")]
     best = candidates(ch, "show me the picture of the allotment harvest")[0]
     assert best.attachment["name"] == "allotment-harvest.png"
-    assert composed([best]).text == "allotment-harvest.png on pi: image, modified 2025-08-29"
+    assert composed([best]).text == 'allotment-harvest.png on pi: image "allotment harvest", modified 2025-08-29'
+    camera = {**photo, "name": "IMG_2034.jpg", "path": "/p/IMG_2034.jpg"}  # a name without words gives none
+    assert replies.wordless_line(camera) == "image, modified 2025-08-29"
 
 
 def test_candidates_are_capped_per_entry_and_in_number():
