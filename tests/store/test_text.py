@@ -72,6 +72,10 @@ def test_text_matches_by_stems_and_phrases():
     terms = query_plan("swimming stop tap")
     assert text_matches(terms, "We swam at the lido; the stopcock is under the sink") == ["swimming", "stop tap"]
     assert text_matches(terms, "stop the tap dripping") == []  # a phrase is matched as a phrase
+    # the way people type to a phone: a clipped family word, where someone is, what a pet eats
+    assert text_matches(query_plan("my bros birthday"), "Kit Lowe (brother): Birthday 2 May") == ["bros", "birthday"]
+    assert text_matches(query_plan("which town is she in"), "Lives in Ludlow, by the river") == ["town"]
+    assert text_matches(query_plan("what does the cat eat"), "Food: salmon biscuits, twice a day") == ["eat"]
 
 
 def test_user_synonyms_extend_the_table_and_a_broken_file_is_ignored(tmp_path):
