@@ -240,9 +240,8 @@ def wordless_line(hit: dict[str, Any]) -> str:
     alone it takes for no answer. Camera names ("IMG_2034") give no words."""
     stem = str(hit.get("name") or "").rsplit(".", 1)[0]
     words = " ".join(w for w in re.split(r"[\W_]+", stem) if w.isalpha() and not (w.isupper() and len(w) <= 4))
-    kind = str(hit.get("kind") or "file")
-    return f'{kind} "{words}", modified {str(hit.get("mtime") or "")[:10]}' if words else \
-        f"{kind}, modified {str(hit.get('mtime') or '')[:10]}"
+    kind, made = str(hit.get("kind") or "file"), str(hit.get("mtime") or "")[:10]
+    return f'{kind} "{words}", modified {made}' if words else f"{kind}, modified {made}"
 
 
 def item_spans(channels: SideChannels) -> list[Span]:
