@@ -76,6 +76,8 @@ def test_text_matches_by_stems_and_phrases():
     assert text_matches(query_plan("my bros birthday"), "Kit Lowe (brother): Birthday 2 May") == ["bros", "birthday"]
     assert text_matches(query_plan("which town is she in"), "Lives in Ludlow, by the river") == ["town"]
     assert text_matches(query_plan("what does the cat eat"), "Food: salmon biscuits, twice a day") == ["eat"]
+    # "ate" stems to "at": as a form of "eat" it would match every line that says "at"
+    assert text_matches(query_plan("what does the cat eat"), "Vet: Dr. Lund at Willow Surgery") == []
 
 
 def test_user_synonyms_extend_the_table_and_a_broken_file_is_ignored(tmp_path):
