@@ -161,10 +161,16 @@ Its training examples, as text, are beside it ({TRAINING_SET}).
 | data | {d.get('examples')} examples from {d.get('households')} synthetic households ({kinds}); {d.get('tokens')} tokens, {d.get('target_tokens')} of them targets |
 | source | `edge-agent tune data` (edge_agent/tune): generated households and questions, replayed through the real harness with a perfect teacher; nothing from world/ |
 | LoRA | rank {t.get('rank')}, on the attention and MLP projections; {t.get('trainable_parameters')} parameters |
-| training | {t.get('steps')} steps of {t.get('batch')}, {t.get('epochs')} epoch(s){_extra(t)}, loss on targets only; {t.get('train_s', 0) / 60:.1f} min on CPU at {t.get('tokens_per_s')} tokens/s |
+| training | {t.get('steps')} steps of {t.get('batch')}, {t.get('epochs')} epoch(s){_extra(t)}, loss on targets only; {t.get('train_s', 0) / 60:.1f} min on CPU at {t.get('tokens_per_s')} tokens/s{_resumed(t)} |
 | loss | first step {t.get('first_loss')}, last ten steps {t.get('last_loss_mean10')} |
 | trained | {card['trained']} by deploy/train-adapter.sh |
 {_probe_row(card.get("probe"))}{_merged_rows(card.get("merged"))}"""
+
+
+def _resumed(t: dict) -> str:
+    """Where a training run stopped and was resumed (tune/train.py --resume), as the card says it."""
+    steps = t.get("resumed_at") or []
+    return f" after a resume at step {', '.join(map(str, steps))}" if steps else ""
 
 
 def _extra(t: dict) -> str:

@@ -256,6 +256,7 @@ def main(argv: list[str] | None = None) -> int:
         optimizer.load_state_dict(state["optimizer"])
         scheduler.load_state_dict(state["scheduler"])
         start, figures = state["step"], state["figures"]
+        figures.setdefault("resumed_at", []).append(start)  # the card says so (llm/adapter.py)
         print(f"resumed at step {start} of {total}", file=sys.stderr)
     pad_id = model.config.pad_token_id or 0
     peft_model.train()
@@ -291,7 +292,8 @@ def main(argv: list[str] | None = None) -> int:
                       "target_tokens": figures["target_tokens"],
                       "tokens_per_s": round(figures["tokens"] / max(figures["train_s"], 1e-9), 1),
                       "first_loss": figures["losses"][0] if figures["losses"] else None,
-                      "last_loss_mean10": round(sum(figures["losses"][-10:]) / max(1, len(figures["losses"][-10:])), 4)}))
+                      "last_loss_mean10": round(sum(figures["losses"][-10:]) / max(1, len(figures["losses"][-10:])), 4),
+                      "resumed_at": figures.get("resumed_at", [])}))
     return 0
 
 

@@ -83,7 +83,8 @@ def test_tune_install_writes_the_card_with_the_held_out_probe(shipped, tiny_mode
     new = tmp_path / "adapter.gguf"
     new.write_bytes(b"GGUF a newly trained adapter")
     report = tmp_path / "train-report.json"
-    report.write_text('{"progress": 1}\n' + json.dumps({"steps": 505, "batch": 8, "epochs": 1.0, "rank": 16}) + "\n")
+    report.write_text('{"progress": 1}\n' + json.dumps({"steps": 505, "batch": 8, "epochs": 1.0, "rank": 16,
+                                                         "resumed_at": [125]}) + "\n")
     summary = tmp_path / "examples.summary.json"
     summary.write_text(json.dumps({"examples": 1800, "households": 120, "by_kind": {"planner": 720}}))
     probe, base = tmp_path / "probe.json", tmp_path / "probe-base.json"
@@ -98,4 +99,5 @@ def test_tune_install_writes_the_card_with_the_held_out_probe(shipped, tiny_mode
     assert card["training"]["steps"] == 505 and card["probe"]["base"]["planner_accuracy"] == 0.2468
     text = (shipped.parent / adapters.MODEL_CARD).read_text()
     assert "277/312 (0.8878) on generated households 5000-5007" in text and "without the adapter 0.2468" in text
+    assert "tokens/s after a resume at step 125 |" in text  # a resumed run says so, from the report
     assert json.loads(capsys.readouterr().out)["probe"]["adapter"]["planner_right"] == 277
