@@ -59,13 +59,14 @@ async def serve_async(settings: Settings, *, scripted_delay_ms: float | None = N
     conn = await connect(settings.db_path)
     service = AgentService(settings, conn, paired_devices=paired_devices(settings))
     loop = asyncio.get_running_loop()
-    bounded: list[bool] = []
+    bounded = False
 
     def stop() -> None:
         """A clean stop (the running request's grace, the broker goodbye, closing the stores, the
         executor's threads) bounded by ops.stop_limit_s: past it, stacks to stderr and exit 1."""
+        nonlocal bounded
         if not bounded:  # the first signal starts the clock; another one does not restart it
-            bounded.append(True)
+            bounded = True
             limit = settings.ops.stop_limit_s
             log.info("stopping (at most %.0f s)", limit)
             faulthandler.dump_traceback_later(limit, exit=True, file=sys.stderr)

@@ -11,7 +11,7 @@ import logging
 import tomllib
 from pathlib import Path
 
-from edge_agent.store.text import stems
+from edge_agent.store.text import STOPWORDS, stems
 
 log = logging.getLogger(__name__)
 
@@ -51,10 +51,14 @@ class SynonymTable:
 
     def __init__(self, groups: list[tuple[str, ...]]):
         self._by_stems: dict[tuple[str, ...], list[str]] = {}
+        # A phrase that stems to stopwords only is no alternative: the irregular form "ate" stems to
+        # "at", and as a form of "eat" it would match every line that says "at".
+        stop = {t for w in STOPWORDS for t in stems(w)}
         for group in groups:
+            usable = [p for p in group if not set(stems(p)) <= stop]
             for phrase in group:
                 alts = self._by_stems.setdefault(stems(phrase), [])
-                alts.extend(p for p in group if p not in alts)
+                alts.extend(p for p in usable if p not in alts)
 
     def alternatives(self, phrase: str) -> list[str]:
         return list(self._by_stems.get(stems(phrase), []))

@@ -149,17 +149,6 @@ class QueryTerm:
         return quoted[0] if len(quoted) == 1 else "(" + " OR ".join(quoted) + ")"
 
 
-@functools.lru_cache(maxsize=1)
-def _stopword_stems() -> frozenset[str]:
-    return frozenset(t for w in STOPWORDS for t in stems(w))
-
-
-def stopword_stems(phrase: str) -> bool:
-    """Whether every stem of `phrase` is a stopword's: the irregular form "ate" stems to "at", and as
-    an alternative of "eat" it would match every line that says "at"."""
-    return all(t in _stopword_stems() for t in stems(phrase))
-
-
 def query_plan(query: str) -> list[QueryTerm]:
     """The query's terms, each widened by the synonym table; a known multi-word phrase is one term."""
     from edge_agent.store.synonyms import alternatives
@@ -176,8 +165,7 @@ def query_plan(query: str) -> list[QueryTerm]:
                 key = stems(phrase)
                 if key and key not in seen:  # "receipt receipts" is one term
                     seen.add(key)
-                    alts = [a for a in alts if stems(a) != key and not stopword_stems(a)]
-                    out.append(QueryTerm(phrase, (phrase, *alts),
+                    out.append(QueryTerm(phrase, (phrase, *[a for a in alts if stems(a) != key]),
                                          soft=all(w in SOFT_WORDS for w in phrase.split())))
                 i += size
                 break

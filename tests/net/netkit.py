@@ -63,11 +63,12 @@ class FakeAsker:
         return Outcome(request_id, "complete", f"done: {action_id}")
 
 
-def spawn_cli(args: list[str], settings: Settings, log_path: Path) -> subprocess.Popen:
-    """`python -m edge_agent.cli ARGS` with `settings` in its environment, output to log_path."""
+def spawn_cli(args: list[str], settings: Settings, log_path: Path, **env: str) -> subprocess.Popen:
+    """`python -m edge_agent.cli ARGS` with `settings` (and `env`: more EDGE_AGENT_* overrides) in its
+    environment, output to log_path."""
     fh = open(log_path, "ab")  # noqa: SIM115 - handed to the child
     try:
-        return subprocess.Popen([sys.executable, "-m", "edge_agent.cli", *args], env=settings_env(settings),
+        return subprocess.Popen([sys.executable, "-m", "edge_agent.cli", *args], env=settings_env(settings) | env,
                                 stdout=fh, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
                                 start_new_session=True)
     finally:

@@ -6,11 +6,9 @@ import asyncio
 import json
 import os
 import signal
-import subprocess
-import sys
 import time
 
-from netkit import kill_tree, settings_env, spawn_cli
+from netkit import kill_tree, spawn_cli
 
 from edge_agent.net.events import AskRequest
 from edge_agent.net.rpc import AgentClient
@@ -69,10 +67,7 @@ async def test_a_stop_that_outlasts_its_limit_is_cut_short_with_the_stacks(setti
     settings = settings_for("pi")
     journal, log_path = tmp_path / "journal.jsonl", tmp_path / "agent.log"
     args = ["serve", "--scripted-delay-ms", "20000", "--exec-journal", str(journal), "--log-format", "text"]
-    with open(log_path, "ab") as fh:
-        agent = subprocess.Popen([sys.executable, "-m", "edge_agent.cli", *args],
-                                 env=settings_env(settings) | {"EDGE_AGENT_OPS__STOP_LIMIT_S": "1"},
-                                 stdout=fh, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, start_new_session=True)
+    agent = spawn_cli(args, settings, log_path, EDGE_AGENT_OPS__STOP_LIMIT_S="1")
     try:
         async with AgentClient(settings_for("phone")) as phone:
             await phone.watch_status("pi")
