@@ -186,6 +186,8 @@ def _merged_rows(merged: dict | None) -> str:
         a = m.get("agreement") or {}
         same = (f"; decides as base + runtime LoRA on {a.get('same')}/{a.get('questions')} held-out questions "
                 f"({a.get('agreement')}: skill, calls and answer)") if a else ""
+        answer = (a.get("by_part") or {}).get("answer")
+        same += f", the same answer on {answer}" if answer is not None else ""
         rows.append(f"| merged ({recipe}) | sha256 `{m.get('sha256')}`, made by `edge-agent tune merge` or on "
                     f"first load{same} |\n")
     return "".join(rows)

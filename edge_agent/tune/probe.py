@@ -19,7 +19,7 @@ import time
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Iterator
+from typing import Any, Callable, Iterator, Sequence
 
 from edge_agent.config import HarnessSettings, Settings
 from edge_agent.harness.planner import Planner
@@ -153,13 +153,23 @@ def decisions(result) -> tuple:
 async def agreement(first_model: Model, second_model: Model, settings: Settings, households: int,
                     progress: Callable[[str], None] = lambda _: None) -> dict:
     """The share of held-out questions on which two models (the runtime LoRA pair and the merged
-    file) make every decision alike: the same skill, the same calls and arguments, the same answer."""
+    file) make every decision alike: the same skill, the same calls and arguments, the same answer;
+    and by_part, the share alike in each of the three alone (the answer is what the user reads)."""
     _, a = await probe_results(first_model, settings, households, progress=progress)
     _, b = await probe_results(second_model, settings, households, progress=progress)
-    differ = [{"question": x.question, "first": decisions(x), "second": decisions(y)}
-              for x, y in zip(a, b) if decisions(x) != decisions(y)]
-    same = len(a) - len(differ)
-    return {"questions": len(a), "same": same, "agreement": round(same / len(a), 4) if a else None,
-            "first": first_model.name, "second": second_model.name,
+    return {**compared(a, b), "first": first_model.name, "second": second_model.name}
+
+
+def compared(a: Sequence[Any], b: Sequence[Any]) -> dict:
+    """Two runs' results on the same questions side by side: how many decided everything alike,
+    the share alike in each of skill, calls and answer alone, each run's end to end, and the first
+    ten that differ."""
+    pairs = [(decisions(x), decisions(y)) for x, y in zip(a, b)]
+    differ = [{"question": x.question, "first": repr(p), "second": repr(q)}
+              for x, (p, q) in zip(a, pairs) if p != q]
+    share = (lambda k: round(k / len(pairs), 4)) if pairs else (lambda k: None)
+    return {"questions": len(pairs), "same": len(pairs) - len(differ), "agreement": share(len(pairs) - len(differ)),
+            "by_part": {part: share(sum(p[i] == q[i] for p, q in pairs))
+                        for i, part in enumerate(("skill", "calls", "answer"))},
             "end_to_end": [round(sum(r.end_to_end for r in rs) / len(rs), 4) if rs else None for rs in (a, b)],
-            "differ": [{**d, "first": repr(d["first"]), "second": repr(d["second"])} for d in differ[:10]]}
+            "differ": differ[:10]}

@@ -101,3 +101,11 @@ def test_tune_install_writes_the_card_with_the_held_out_probe(shipped, tiny_mode
     assert "277/312 (0.8878) on generated households 5000-5007" in text and "without the adapter 0.2468" in text
     assert "tokens/s after a resume at step 125 |" in text  # a resumed run says so, from the report
     assert json.loads(capsys.readouterr().out)["probe"]["adapter"]["planner_right"] == 277
+
+
+def test_the_card_row_of_a_merge_says_how_often_it_decides_and_answers_as_the_runtime_lora():
+    row = adapters._merged_rows({"q8_0": {"sha256": "ab" * 32, "agreement": {
+        "questions": 160, "same": 138, "agreement": 0.8625, "by_part": {"skill": 0.95, "calls": 0.89, "answer": 0.97}}}})
+    assert "on 138/160 held-out questions (0.8625: skill, calls and answer), the same answer on 0.97 |" in row
+    assert "the same answer" not in adapters._merged_rows({"q8_0": {"sha256": "ab" * 32, "agreement": {
+        "questions": 160, "same": 138, "agreement": 0.8625}}})  # a card written before by_part

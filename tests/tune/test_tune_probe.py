@@ -110,3 +110,23 @@ def test_decisions_mask_a_previews_random_action_id_and_nothing_else():
     assert probes.decisions(first) == probes.decisions(second)
     assert probes.decisions(first) != probes.decisions(result(preview.replace("Leo", "Joel").format("a" * 32)))
     assert probes.decisions(first) != probes.decisions(result(preview.format("a" * 32), plan="person_facts"))
+
+
+def test_two_runs_compared_count_each_decision_apart():
+    from types import SimpleNamespace
+
+    def result(question, plan, query, answer, right=True):
+        return SimpleNamespace(question=question, plan=plan, answer=answer, pending_preview=None, end_to_end=right,
+                               calls=[{"tool": "check_notebook", "args": {"query": query}}])
+
+    first = [result("q1", "person_facts", "dentist", "Dentist: Tue 3 Mar."),
+             result("q2", "person_facts", "leo partner", "Leo Marsh (partner): Sam."),
+             result("q3", "find_document", "boiler", "boiler.pdf on nas: Service due June.")]
+    second = [result("q1", "person_facts", "dentist", "Dentist: Tue 3 Mar."),
+              result("q2", "person_facts", "leo girlfriend", "Leo Marsh (partner): Sam."),  # other query words
+              result("q3", "recall_conversation", "boiler", "I could not find anything.", right=False)]
+    out = probes.compared(first, second)
+    assert (out["questions"], out["same"], out["agreement"]) == (3, 1, 0.3333)
+    assert out["by_part"] == {"skill": 0.6667, "calls": 0.6667, "answer": 0.6667}
+    assert out["end_to_end"] == [1.0, 0.6667]
+    assert [d["question"] for d in out["differ"]] == ["q2", "q3"]
