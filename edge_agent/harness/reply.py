@@ -92,9 +92,11 @@ PRONOUN = re.compile(r"\b(?:he|she|him|her|his|hers|they|them|their|theirs)\b", 
 """A part that says "he" or "her" is about whom the other part names ("a gift for Omar, and what
 book he told me to read"): that name counts fully there (see candidates)."""
 LIST_SPLIT = re.compile(r"\s+[·•|]\s+|;\s+|\s+—\s+|\s*\n\s*")
-HEADING = re.compile(r"^#{1,6}\s")
-"""A markdown heading line."""
 """Where a sentence's parts are separate values: list dots, bars, semicolons, dashes, lines."""
+HEADING = re.compile(r"^#{1,6}\s+")
+"""A markdown heading line: left out of the candidates unless it holds a value (a digit), for it
+names what follows ("## Annual general meeting"); a résumé's "### Analyst, Heron Trust (2020–2022)"
+is the only line with those years."""
 _MONTHS = "jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec"
 _DIGITS = r"\d[\d ()+\-]{2,}\d"
 _DATE = rf"\b\d{{1,2}}(?:st|nd|rd|th)?\s+(?:{_MONTHS})[a-z]*\b|\b(?:{_MONTHS})[a-z]*\s+\d{{1,2}}\b|\b\d{{4}}-\d\d-\d\d\b|\b\d{{1,2}}/\d{{1,2}}\b"
@@ -111,7 +113,7 @@ VALUE_WORDS = {"number": "number", "numbers": "number", "phone": "number", "mobi
                "fee": "amount", "owe": "amount", "quote": "amount"}
 """A question word asking for a kind of value -> the kind ("when's the MOT" wants a date, "how
 much" an amount). Among the lines about the thing asked, one holding such a value ranks first."""
-NAMING_WORDS = frozenset("where wheres who whos whom whose name named called".split())
+NAMING_WORDS = frozenset("where wheres who whos whom whose name named called place".split())
 """Words asking for a place, a person or a name: "where was Ines's birthday dinner" and "the cafe
 from her birthday, what was it called" ask for the place, not the birthday's date. Measured on
 generated held-out households (not world/): 269/320 end to end against 268, and 129/160 against
@@ -201,7 +203,9 @@ def spans_of(text: str, whole: bool = False) -> list[str]:
     out: list[str] = []
     for part in LIST_SPLIT.split(text):
         if HEADING.match(part.strip()):
-            continue  # "## Annual general meeting" names what follows; it answers nothing itself
+            if not re.search(r"\d", part):
+                continue  # "## Annual general meeting" names what follows; it answers nothing itself
+            part = HEADING.sub("", part.strip())  # "### Lab technician, Heron Trust (2020–2022)" holds values
         for sentence in injection.sentences(part.strip()):
             out += _capped(sentence.strip())
     return [s for s in out if re.search(r"\w\w", s) and not injection.is_planted(s)]

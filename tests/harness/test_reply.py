@@ -41,6 +41,11 @@ def test_a_note_is_cut_into_sentences_and_list_parts():
     assert spans_of("Rent £1,150; deposit £1,325 — protected") == ["Rent £1,150", "deposit £1,325", "protected"]
 
 
+def test_a_heading_is_a_span_only_when_it_holds_a_value():
+    cv = "# Ada Quill\n\n## Experience\n### Analyst, Tern Mutual (2018–2021)\n- Ran the monthly reports."
+    assert spans_of(cv) == ["Analyst, Tern Mutual (2018–2021)", "- Ran the monthly reports."]
+
+
 def test_a_long_sentence_is_cut_at_its_commas_and_nothing_is_lost():
     long = ", ".join(f"clause number {i} of a very long sentence" for i in range(12)) + "."
     pieces = spans_of(long)
@@ -221,6 +226,16 @@ def test_a_place_asked_about_an_occasion_is_not_ranked_by_the_occasions_date():
     assert candidates(ch, "when is ines's birthday", first_stores=recall)[0].text == "Birthday 9 March."
     assert replies.value_kinds("when is the MOT due") == ["date"]
     assert replies.value_kinds("who sent the £20") == []
+
+
+def test_a_place_asked_for_is_not_ranked_by_the_occasions_date():
+    # As "where" above: "the place" asks for a place, so the card's date earns no bonus.
+    booked = {"id": 2, "kind": "message", "who": "Ines Varga", "when": "2026-03-02T18:00:00+00:00",
+              "text": "Dinner at The Copper Kettle for my birthday!"}
+    ch = channels_with(note(1, "Ines Varga (sister)", "Birthday 9 March. Likes orchids."), memory=(booked,))
+    recall = ("memory", "notebook")
+    assert candidates(ch, "what was the place ines picked for her birthday", first_stores=recall)[0].text == booked["text"]
+    assert candidates(ch, "ines birthday?", first_stores=recall)[0].text == "Birthday 9 March."
 
 
 @pytest.mark.parametrize("question, kind", [
