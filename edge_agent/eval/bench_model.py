@@ -6,7 +6,8 @@ mmapped and touched) and the KV cache at n_ctx; cached prompt heads are excluded
 When the model has a task adapter, the same run also measures the three ways to run it side by
 side (`variants`): without it, with it as a runtime LoRA, and merged into the weights (the
 default, llm/merge.py). Their decode samples alternate round by round on one machine, so the
-ratios hold on a busy one; each one's resident memory is read in a fresh process of its own.
+ratios hold on a busy one; each one's resident memory, and the part of it no file backs, is read
+in a fresh process of its own.
 """
 from __future__ import annotations
 
@@ -33,9 +34,17 @@ def add_arguments(parser) -> None:
 
 
 def _rss_mb() -> float:
+    return memory_mb()["rss_mb"]
+
+
+def memory_mb() -> dict[str, float]:
+    """This process's resident memory, and the part of it no file backs (anon_mb): weights read
+    from an mmapped GGUF are file pages the kernel may drop and read again under pressure; weights
+    copied into the process's own buffers (llama.cpp does so with a runtime LoRA) it can only swap."""
     import psutil
 
-    return psutil.Process().memory_info().rss / 2**20
+    info = psutil.Process().memory_info()
+    return {"rss_mb": round(info.rss / 2**20, 1), "anon_mb": round((info.rss - info.shared) / 2**20, 1)}
 
 
 def run(args, settings) -> dict:
@@ -76,12 +85,12 @@ def _decode_tps(model, prompt_tokens) -> float:
     return out["usage"]["completion_tokens"] / (time.perf_counter() - start)
 
 
-def _rss_of(settings) -> float:
-    """Resident memory of a fresh process that loaded this variant and generated once (MB)."""
+def _memory_of(settings) -> dict[str, float]:
+    """memory_mb of a fresh process that loaded this variant and generated once."""
     model = load_model(settings)
     try:
         asyncio.run(model.generate(DECODE_PROMPT, max_tokens=16, role="bench"))
-        return _rss_mb()
+        return memory_mb()
     finally:
         model.close()
 
@@ -102,10 +111,9 @@ def compare_variants(variants: dict, rounds: int) -> dict:
         for m in models.values():
             m.close()
     with multiprocessing.get_context("spawn").Pool(1, maxtasksperchild=1) as pool:
-        rss = {name: round(pool.apply(_rss_of, (s,)), 1) for name, s in variants.items()}
+        memory = {name: pool.apply(_memory_of, (s,)) for name, s in variants.items()}
     tps = {name: round(statistics.median(v), 2) for name, v in samples.items()}
-    return {"variants": {name: {"model": names[name], "decode_tps": tps[name], "rss_mb": rss[name]}
-                         for name in variants},
+    return {"variants": {name: {"model": names[name], "decode_tps": tps[name], **memory[name]} for name in variants},
             "merged_over_no_adapter_decode": round(tps["merged"] / tps["no_adapter"], 3),
             "runtime_lora_over_no_adapter_decode": round(tps["runtime_lora"] / tps["no_adapter"], 3)}
 
