@@ -77,8 +77,9 @@ def test_text_matches_by_stems_and_phrases():
     assert text_matches(query_plan("which town is she in"), "Lives in Ludlow, by the river") == ["town"]
     assert text_matches(query_plan("what does the cat eat"), "Food: salmon biscuits, twice a day") == ["eat"]
     assert text_matches(query_plan("which reference is ours"), "Home policy number: QX-2210-88") == ["reference"]
-    # "mine" is the asker's own card
+    # "mine" and "my own" are the asker's own card
     assert text_matches(query_plan("which email is mine"), "My own details Email ada@example.com") == ["email", "mine"]
+    assert text_matches(query_plan("need my own email"), "My own details Email ada@example.com") == ["own", "email"]
     # "ate" stems to "at": as a form of "eat" it would match every line that says "at"
     assert text_matches(query_plan("what does the cat eat"), "Vet: Dr. Lund at Willow Surgery") == []
 
