@@ -94,9 +94,9 @@ book he told me to read"): that name counts fully there (see candidates)."""
 LIST_SPLIT = re.compile(r"\s+[·•|]\s+|;\s+|\s+—\s+|\s*\n\s*")
 """Where a sentence's parts are separate values: list dots, bars, semicolons, dashes, lines."""
 HEADING = re.compile(r"^#{1,6}\s+")
-"""A markdown heading line: left out of the candidates unless it holds a value (a digit), for it
-names what follows ("## Annual general meeting"); a résumé's "### Analyst, Heron Trust (2020–2022)"
-is the only line with those years."""
+"""A markdown heading line: left out of the candidates unless it holds a date, a year or an amount
+(HEADING_VALUE), for it names what follows ("## 4. Annual general meeting"); a résumé's "### Analyst,
+Heron Trust (2020–2022)" is the only line with those years."""
 _MONTHS = "jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec"
 _DIGITS = r"\d[\d ()+\-]{2,}\d"
 _DATE = rf"\b\d{{1,2}}(?:st|nd|rd|th)?\s+(?:{_MONTHS})[a-z]*\b|\b(?:{_MONTHS})[a-z]*\s+\d{{1,2}}\b|\b\d{{4}}-\d\d-\d\d\b|\b\d{{1,2}}/\d{{1,2}}\b"
@@ -105,6 +105,8 @@ _AMOUNT = r"[£$€]\s?\d|\b\d[\d,.]*\s?(?:pounds?|euros?|dollars?|pence)\b"
 VALUE_SHAPES = {kind: re.compile(pattern, re.IGNORECASE) for kind, pattern in {
     "number": _DIGITS, "email": r"[\w.+-]+@[\w-]+\.\w", "date": _DATE, "time": _TIME, "amount": _AMOUNT}.items()}
 """What a value of each kind looks like in a line."""
+HEADING_VALUE = re.compile(rf"\b(?:19|20)\d\d\b|{_DATE}|{_AMOUNT}", re.IGNORECASE)
+"""A value a heading may hold (never a section's number, "## 15. Warranty", or a model's, "YC-2762")."""
 VALUE_WORDS = {"number": "number", "numbers": "number", "phone": "number", "mobile": "number", "tel": "number",
                "code": "number", "pin": "number", "reference": "number", "email": "email", "address": "email",
                "when": "date", "date": "date", "day": "date", "birthday": "date", "due": "date",
@@ -203,9 +205,9 @@ def spans_of(text: str, whole: bool = False) -> list[str]:
     out: list[str] = []
     for part in LIST_SPLIT.split(text):
         if HEADING.match(part.strip()):
-            if not re.search(r"\d", part):
+            part = HEADING.sub("", part.strip())
+            if not HEADING_VALUE.search(part):
                 continue  # "## Annual general meeting" names what follows; it answers nothing itself
-            part = HEADING.sub("", part.strip())  # "### Lab technician, Heron Trust (2020–2022)" holds values
         for sentence in injection.sentences(part.strip()):
             out += _capped(sentence.strip())
     return [s for s in out if re.search(r"\w\w", s) and not injection.is_planted(s)]

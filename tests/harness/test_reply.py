@@ -44,6 +44,8 @@ def test_a_note_is_cut_into_sentences_and_list_parts():
 def test_a_heading_is_a_span_only_when_it_holds_a_value():
     cv = "# Ada Quill\n\n## Experience\n### Analyst, Tern Mutual (2018–2021)\n- Ran the monthly reports."
     assert spans_of(cv) == ["Analyst, Tern Mutual (2018–2021)", "- Ran the monthly reports."]
+    manual = "# Quillon kettle QK-2210: user manual\n## 15. Warranty\nTwo years from the date of purchase."
+    assert spans_of(manual) == ["Two years from the date of purchase."]  # a section's or a model's number
 
 
 def test_a_long_sentence_is_cut_at_its_commas_and_nothing_is_lost():
