@@ -137,7 +137,7 @@ def record_merge(adapter: Path, recipe: str, merged: dict[str, Any], agreement: 
     card = read_card(adapter) or {}
     entry = {"sha256": merged.get("sha256"), "bytes": merged.get("bytes"), "base_sha256": merged.get("base_sha256")}
     if agreement is not None:
-        entry["agreement"] = {k: agreement.get(k) for k in ("questions", "same", "agreement", "end_to_end")}
+        entry["agreement"] = {k: agreement.get(k) for k in ("questions", "same", "agreement", "by_part", "end_to_end")}
     card.setdefault("merged", {})[recipe] = entry
     card_path(adapter).write_text(json.dumps(card, indent=1) + "\n", encoding="utf-8")
     if adapter.parent == ADAPTERS_DIR:
@@ -187,7 +187,7 @@ def _merged_rows(merged: dict | None) -> str:
         same = (f"; decides as base + runtime LoRA on {a.get('same')}/{a.get('questions')} held-out questions "
                 f"({a.get('agreement')}: skill, calls and answer)") if a else ""
         answer = (a.get("by_part") or {}).get("answer")
-        same += f", the same answer on {answer}" if answer is not None else ""
+        same += f", the same answer on {round(answer * 100)} % of them" if answer is not None else ""
         rows.append(f"| merged ({recipe}) | sha256 `{m.get('sha256')}`, made by `edge-agent tune merge` or on "
                     f"first load{same} |\n")
     return "".join(rows)

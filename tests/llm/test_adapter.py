@@ -106,6 +106,17 @@ def test_tune_install_writes_the_card_with_the_held_out_probe(shipped, tiny_mode
 def test_the_card_row_of_a_merge_says_how_often_it_decides_and_answers_as_the_runtime_lora():
     row = adapters._merged_rows({"q8_0": {"sha256": "ab" * 32, "agreement": {
         "questions": 160, "same": 138, "agreement": 0.8625, "by_part": {"skill": 0.95, "calls": 0.89, "answer": 0.97}}}})
-    assert "on 138/160 held-out questions (0.8625: skill, calls and answer), the same answer on 0.97 |" in row
+    assert "on 138/160 held-out questions (0.8625: skill, calls and answer), the same answer on 97 % of them |" in row
     assert "the same answer" not in adapters._merged_rows({"q8_0": {"sha256": "ab" * 32, "agreement": {
         "questions": 160, "same": 138, "agreement": 0.8625}}})  # a card written before by_part
+
+
+def test_a_merge_recorded_in_the_card_keeps_its_agreement_by_part(tmp_path):
+    adapter = tmp_path / "adapter.gguf"
+    adapter.write_bytes(b"GGUF an adapter")
+    adapters.card_path(adapter).write_text(json.dumps({"sha256": _sha(adapter)}))
+    agreement = {"questions": 160, "same": 138, "agreement": 0.8625, "by_part": {"answer": 0.95},
+                 "end_to_end": [0.84, 0.83], "differ": [{"question": "q"}]}
+    adapters.record_merge(adapter, "q8_0", {"sha256": "ab" * 32, "bytes": 1}, agreement)
+    kept = json.loads(adapters.card_path(adapter).read_text())["merged"]["q8_0"]["agreement"]
+    assert kept == {k: v for k, v in agreement.items() if k != "differ"}
