@@ -33,10 +33,6 @@ def add_arguments(parser) -> None:
     parser.add_argument("--rounds", type=int, default=ROUNDS, help="alternating samples of each path")
 
 
-def _rss_mb() -> float:
-    return memory_mb()["rss_mb"]
-
-
 def memory_mb() -> dict[str, float]:
     """This process's resident memory, and the part of it no file backs (anon_mb): weights read
     from an mmapped GGUF are file pages the kernel may drop and read again under pressure; weights
@@ -153,7 +149,8 @@ async def _run(args, settings) -> dict:
     from edge_agent.modelfile.sizing import estimate
 
     need = estimate(model.path, n_ctx=model.n_ctx, n_batch=settings.model.n_batch, keep_sessions=False)
-    rss = _rss_mb()
+    memory = memory_mb()
+    rss = memory["rss_mb"]
     heads_mb = model.head_cache_stats()["ram_bytes"] / 2**20
     result = {
         "model": model.name,
@@ -166,7 +163,7 @@ async def _run(args, settings) -> dict:
         "runtime_over_raw": round(med(runtime) / med(raw), 3),
         "structured_decode_tps": round(med(structured), 2),
         "prefill_tps": round(med(prefill), 1),
-        "rss_mb": round(rss, 1),
+        **memory,
         "model_mb": round(need.model_mb, 1),
         "kv_mb": round(need.kv_mb, 1),
         "head_cache_mb": round(heads_mb, 1),

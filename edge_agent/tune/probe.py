@@ -167,7 +167,10 @@ def compared(a: Sequence[Any], b: Sequence[Any]) -> dict:
     pairs = [(decisions(x), decisions(y)) for x, y in zip(a, b)]
     differ = [{"question": x.question, "first": repr(p), "second": repr(q)}
               for x, (p, q) in zip(a, pairs) if p != q]
-    share = (lambda k: round(k / len(pairs), 4)) if pairs else (lambda k: None)
+
+    def share(k: int) -> float | None:
+        return round(k / len(pairs), 4) if pairs else None
+
     return {"questions": len(pairs), "same": len(pairs) - len(differ), "agreement": share(len(pairs) - len(differ)),
             "by_part": {part: share(sum(p[i] == q[i] for p, q in pairs))
                         for i, part in enumerate(("skill", "calls", "answer"))},
