@@ -150,7 +150,6 @@ async def _run(args, settings) -> dict:
 
     need = estimate(model.path, n_ctx=model.n_ctx, n_batch=settings.model.n_batch, keep_sessions=False)
     memory = memory_mb()
-    rss = memory["rss_mb"]
     heads_mb = model.head_cache_stats()["ram_bytes"] / 2**20
     result = {
         "model": model.name,
@@ -167,7 +166,7 @@ async def _run(args, settings) -> dict:
         "model_mb": round(need.model_mb, 1),
         "kv_mb": round(need.kv_mb, 1),
         "head_cache_mb": round(heads_mb, 1),
-        "rss_over_model_kv_mb": round(rss - need.model_mb - need.kv_mb - heads_mb, 1),
+        "rss_over_model_kv_mb": round(memory["rss_mb"] - need.model_mb - need.kv_mb - heads_mb, 1),
         "rounds": args.rounds,
         "decode_tokens": DECODE_TOKENS,
     }

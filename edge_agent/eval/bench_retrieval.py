@@ -25,6 +25,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
+from edge_agent.eval.summary import rate
 from edge_agent.ingest.jsonl import explain, read_lines
 from edge_agent.paths import WORLD_DIR
 
@@ -128,10 +129,6 @@ def answer_text(channel: str, payload: Any) -> str:
     return json.dumps(payload, ensure_ascii=False)
 
 
-def _rate(hits: int, total: int) -> float | None:
-    return round(hits / total, 4) if total else None
-
-
 def summarise(results: list[RowResult]) -> dict:
     found_rows = [r for r in results if r.row.expect is not None]
     weak_rows = [r for r in results if r.row.weak]
@@ -152,10 +149,10 @@ def summarise(results: list[RowResult]) -> dict:
         "recall_at_3_by_tool": {tool: round(sum(in_top(r) for r in rs) / len(rs), 4)
                                 for tool, rs in sorted(by_tool.items())},
         "weak_rows": len(weak_rows),
-        "weak_precision": _rate(sum(r.kind in ("weak", "empty") for r in weak_rows), len(weak_rows)),
-        "false_weak_rate": _rate(sum(r.kind != "ok" for r in found_rows), len(found_rows)),
+        "weak_precision": rate(sum(r.kind in ("weak", "empty") for r in weak_rows), len(weak_rows)),
+        "false_weak_rate": rate(sum(r.kind != "ok" for r in found_rows), len(found_rows)),
         "passage_rows": len(passage_rows),
-        "passage_hit_rate": _rate(sum(passage_hit(r) for r in passage_rows), len(passage_rows)),
+        "passage_hit_rate": rate(sum(passage_hit(r) for r in passage_rows), len(passage_rows)),
         "tool_ms_mean": round(statistics.fmean(times), 2),
         "tool_ms_p95": round(times[min(len(times) - 1, int(0.95 * len(times)))], 2),
         "misses": [f"{r.row.tool} {json.dumps(r.row.args, ensure_ascii=False)} expected {r.row.expect!r}, "

@@ -12,10 +12,13 @@ ROUND = 4  # decimals kept for rates
 SUMMARY_VERSION = 2  # bumped when the summary.json shape changes (2: answer scored alone, lenient beside it)
 
 
+def rate(hits: int, total: int) -> float | None:
+    """hits / total, rounded to ROUND decimals; None when there is nothing to count."""
+    return round(hits / total, ROUND) if total else None
+
+
 def _rate(results: Sequence[Any], point: str) -> float:
-    if not results:
-        return 0.0
-    return round(sum(bool(r.score.get(point)) for r in results) / len(results), ROUND)
+    return rate(sum(bool(r.score.get(point)) for r in results), len(results)) or 0.0
 
 
 def _mean(values: Sequence[float]) -> float:

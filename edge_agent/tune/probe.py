@@ -164,15 +164,14 @@ def compared(a: Sequence[Any], b: Sequence[Any]) -> dict:
     """Two runs' results on the same questions side by side: how many decided everything alike,
     the share alike in each of skill, calls and answer alone, each run's end to end, and the first
     ten that differ."""
+    from edge_agent.eval.summary import rate
+
     pairs = [(decisions(x), decisions(y)) for x, y in zip(a, b)]
     differ = [{"question": x.question, "first": repr(p), "second": repr(q)}
               for x, (p, q) in zip(a, pairs) if p != q]
-
-    def share(k: int) -> float | None:
-        return round(k / len(pairs), 4) if pairs else None
-
-    return {"questions": len(pairs), "same": len(pairs) - len(differ), "agreement": share(len(pairs) - len(differ)),
-            "by_part": {part: share(sum(p[i] == q[i] for p, q in pairs))
+    same = len(pairs) - len(differ)
+    return {"questions": len(pairs), "same": same, "agreement": rate(same, len(pairs)),
+            "by_part": {part: rate(sum(p[i] == q[i] for p, q in pairs), len(pairs))
                         for i, part in enumerate(("skill", "calls", "answer"))},
-            "end_to_end": [round(sum(r.end_to_end for r in rs) / len(rs), 4) if rs else None for rs in (a, b)],
+            "end_to_end": [rate(sum(r.end_to_end for r in rs), len(rs)) for rs in (a, b)],
             "differ": differ[:10]}
