@@ -11,7 +11,8 @@ of another line). So it never writes an answer's facts. What it does:
    misspelt word read as the found word one edit away: store/spelling.py; a
    rarer term weighs more; one met only through a synonym less; a term elsewhere in its entry
    counts a little, one named where it comes from again: the electrician's page is about the
-   electrician), then by the terms of the searches the model crafted. A part asking for a kind
+   electrician, when the line says what the question asks), then by the terms of the searches
+   the model crafted. A part asking for a kind
    of value only a line can hold (a phone number, an email: ASKED_KINDS) is answered from lines
    holding one, or not at all. The best CANDIDATES spans, at most PER_ITEM of one entry,
    chosen so each part of the question gets some, are the candidates; sentences that speak to
@@ -51,7 +52,7 @@ from edge_agent.harness.reserve import worst_case_tokens
 from edge_agent.harness.turn import CalendarRead, LimitReached, ModelCallFailed, TurnContext
 from edge_agent.store import spelling
 from edge_agent.store.passages import PASSAGE_SEPARATOR
-from edge_agent.store.text import QueryTerm, query_plan, stems, text_matches
+from edge_agent.store.text import QueryTerm, query_plan, stems, text_matches, tokens
 from edge_agent.tools import dates
 from edge_agent.tools.current_date import payload_today
 from edge_agent.tools.query_calendar import day_label
@@ -141,6 +142,35 @@ email from the landlord"); without them ("sams email", "what email should I use"
 TOLD = re.compile(r"\b(?:say|said|says|sent|send|wrote|write|message|reply|replied|about|mention|mentioned)\b",
                   re.IGNORECASE)
 """A question about what was said ("what did the delivery email say") asks for the saying, not a value."""
+CALENDAR_WORDS = frozenset("january february march april may june july august september october november december "
+                           "jan feb mar apr jun jul aug sep sept oct nov dec monday tuesday wednesday thursday friday "
+                           "saturday sunday mon tue wed thu fri sat sun".split())
+"""Capitalised words that name no thing a naming question asks for."""
+CAPITALISED = re.compile(r"[A-Z][A-Za-z]*(?:['’]s)?\b")
+CLAUSE_START = ".!?:;—–-(\"'‘“@·•|"
+"""Characters after which a capitalised word starts a clause (and so says nothing by its capital)."""
+COMMON_NAME_ITEMS = 3  # a name in this many of the found entries is everyone's (the asker's own, in "X is Ana's friend")
+
+
+def names_in(text: str) -> set[str]:
+    """The words a line names things by: capitalised inside a clause (a clause's first word is
+    capitalised anyway), not a month or a day; folded, without a possessive "'s"."""
+    out = set()
+    for m in CAPITALISED.finditer(text):
+        before = text[:m.start()].rstrip()
+        if before and before[-1] not in CLAUSE_START:
+            word = re.sub(r"['’]s$", "", m.group(0)).lower()
+            if word not in CALENDAR_WORDS:
+                out.add(word)
+    return out
+
+
+def names_a_thing(text: str, known: set[str]) -> bool:
+    """Whether a line names something not `known` (stems: the question's own words, the line's
+    title, the names common to the entries found)."""
+    return any(not set(stems(word)) & known for word in names_in(text))
+
+
 KIND_WEIGHT = 0.5  # of the question's heaviest term, for a line about it holding the kind of value asked for
 STORE_OF = {"notes": "notebook", "memory": "memory", "files": "files", "events": "calendar"}
 """Side channel -> the store named in `sources`."""
@@ -294,7 +324,8 @@ def candidates(channels: SideChannels, question: str, crafted: Sequence[str] = (
     shop), rarer terms weigh more, words for a kind of value SOFT_WEIGHT, and the model's own
     search words CRAFTED_WEIGHT, and the words of the question's other parts (`related`)
     RELATED_WEIGHT; a line already about the question that holds the kind of value
-    it asks for (VALUE_WORDS: a date for "when", an amount for "how much") gains KIND_WEIGHT. Candidates
+    it asks for (VALUE_WORDS: a date for "when", an amount for "how much"; for "where", "who" or
+    "called", a name the question did not say: names_a_thing) gains KIND_WEIGHT. Candidates
     are taken greedily: once a chosen span holds a term, that term counts COVERED for the next,
     so a two-part question's second part gets its spans too. Ties keep the plan's stores first
     (`first_stores`), then the tools' order."""
@@ -331,11 +362,26 @@ def candidates(channels: SideChannels, question: str, crafted: Sequence[str] = (
     shapes = [VALUE_SHAPES[k] for k in value_kinds(question)]
     kind_bonus = KIND_WEIGHT * max(weight.values(), default=0.0)
     valued = [any(p.search(s.text) for p in shapes) for s in spans]
+    naming = asks_a_name(question)
+    if naming:  # the kind a naming question asks for is a name it did not say, and not everyone's
+        per_item: dict[int, set[str]] = {}
+        for s in spans:
+            per_item.setdefault(s.item, set()).update(names_in(s.text))
+        common = {t for w, n in Counter(w for found in per_item.values() for w in found).items()
+                  if n >= COMMON_NAME_ITEMS for t in stems(w)}
+        known = set(tokens(question)) | common
+        valued = [names_a_thing(s.text, known | set(tokens(s.label))) for s in spans]
     named = [t for t in literal if not t.soft]  # a word for a kind of value names no thing: "Pasted email"
-    # A line of a note or message named for the question that also says something to it (a term, or
-    # the value asked): the electrician's "Phone +44 ..." is about the electrician.
-    about = [set(text_matches(named, s.label)) if s.store in TITLED and (valued[i] or text_matches(terms, s.text))
-             else set() for i, s in enumerate(spans)]
+    # A line of a note or message named for the question counts its title again when it says what
+    # is asked: the value (the electrician's "Phone +44 ..." is about the electrician); for a name, a
+    # name and a word of the question in the line itself ("... is Ana's dentist, at Holly Dentistry");
+    # a word of it when no kind is asked. "Birthday 22 July" and "Lives at 4 Mill Lane" on Tomasz's
+    # page are no more about where his birthday dinner was than their own words say.
+    def says(i: int) -> bool:
+        worded = bool(text_matches(terms, spans[i].text))
+        return valued[i] and worded if naming else valued[i] or (not shapes and worded)
+
+    about = [set(text_matches(named, s.label)) if s.store in TITLED and says(i) else set() for i, s in enumerate(spans)]
 
     def score(i: int) -> float:
         if own[i] and own[i] <= other_words:  # only the other parts' words: that part's candidate, not this one's
@@ -385,10 +431,15 @@ def spelled(terms: list[QueryTerm], texts: Sequence[str]) -> list[QueryTerm]:
 def value_kinds(question: str) -> list[str]:
     """The kinds of value a question part asks for (VALUE_WORDS), none when it asks for a place, a
     person or a name (NAMING_WORDS): then its value words name the occasion, not the thing asked."""
-    words = re.findall(r"[a-z]+", question.lower())
-    if NAMING_WORDS.intersection(words):
+    if asks_a_name(question):
         return []
+    words = re.findall(r"[a-z]+", question.lower())
     return list(dict.fromkeys(VALUE_WORDS[w] for w in words if w in VALUE_WORDS))
+
+
+def asks_a_name(question: str) -> bool:
+    """Whether a question part asks for a place, a person or a name (NAMING_WORDS)."""
+    return bool(NAMING_WORDS.intersection(re.findall(r"[a-z]+", question.lower())))
 
 
 def asked_kind(question: str) -> str | None:

@@ -232,6 +232,29 @@ def test_a_place_asked_about_an_occasion_is_not_ranked_by_the_occasions_date(ask
     assert replies.value_kinds("who sent the £20") == []
 
 
+def test_a_naming_question_is_answered_by_a_line_naming_something_not_by_the_title_alone():
+    # The partner's page names him in its title and says "Birthday"; the journal line says his name
+    # and the birthday in its own words and names the restaurant. A naming question wants a name it
+    # did not say, which the page's date is not, so the title no longer counts twice for the page;
+    # nor is the asker's own name, on every page ("... is Ana's partner"), a name it wants.
+    dinner = {"id": 4, "kind": "journal", "who": "", "when": "2026-07-22T21:00:00+00:00",
+              "text": "Birthday dinner for Tomasz at Quince Kitchen. The lamb was superb."}
+    ch = channels_with(note(1, "Tomasz Orlov (partner)", "Birthday 22 July (born 1988). Tomasz Orlov is Ana's partner."),
+                       note(2, "Priya Shah (friend)", "Priya Shah is Ana's friend."),
+                       note(3, "Omar Dunn (brother)", "Omar Dunn is Ana's brother."), memory=(dinner,))
+    for asked in ("what was the place we took tomasz for his birthday", "name of the restaurant for tomasz's birthday"):
+        assert candidates(ch, asked)[0].text == dinner["text"]
+    assert candidates(ch, "when is tomasz's birthday")[0].text == "Birthday 22 July (born 1988)."
+
+
+@pytest.mark.parametrize("text, names", [
+    ("Birthday dinner for Tomasz at Quince Kitchen.", True), ("Birthday 22 July (born 1988).", False),
+    ("Met Tomasz's sister on Monday.", False), ("Microchip 941950367706379.", False),
+    ("Lives at 4 Mill Lane, Whitby.", True), ("Tomasz Orlov. Works from home.", False)])
+def test_a_line_names_something_by_a_capital_inside_a_clause(text, names):
+    assert replies.names_a_thing(text, {"tomasz", "orlov", "birthdai"} | set(replies.tokens("tomasz birthday"))) is names
+
+
 @pytest.mark.parametrize("question, kind", [
     ("What's my dentist's phone number?", "phone"), ("whats my number", "number"), ("mum's email", "email"),
     ("which email is on my cv", "email"), ("have I got an email address for my manager", "email"),
