@@ -8,6 +8,7 @@ import copy
 from dataclasses import dataclass, field
 from typing import Any, Mapping
 
+from edge_agent.store.passages import PASSAGE_SEPARATOR
 from edge_agent.tools.base import ToolResult
 
 
@@ -31,7 +32,7 @@ class SideChannels:
 
     files: list[dict[str, Any]] = field(default_factory=list)
     """Files found: every hit of each find_file run, best first, exactly as returned (with its
-    excerpt). A weak match is among them: the reply ranks it with the rest, and a file is only
+    excerpt; a file found again adds the passages that search found in it). A weak match is among them: the reply ranks it with the rest, and a file is only
     attached when a line of it is chosen or the run located it."""
     notes: list[dict[str, Any]] = field(default_factory=list)
     """Notebook entries, de-duplicated by id, in the order found."""
@@ -59,11 +60,14 @@ class SideChannels:
             best = payload.get("best")
             hits = [best] if isinstance(best, dict) else []
             hits += [h for h in payload.get("hits") or [] if isinstance(h, dict)]
-            before = len(self.files)
+            before, widened = len(self.files), False
             for hit in hits:
-                if not any(_same_file(hit, f) for f in self.files):
+                known = next((f for f in self.files if _same_file(hit, f)), None)
+                if known is None:
                     self.files.append(hit)
-            return isinstance(best, dict) and len(self.files) > before
+                else:
+                    widened = _with_passages_of(known, hit) or widened
+            return isinstance(best, dict) and (len(self.files) > before or widened)
         if channel in ("notes", "events", "memory") and isinstance(payload, list):
             bucket: list[dict[str, Any]] = getattr(self, channel)
             before = len(bucket)
@@ -91,6 +95,16 @@ class SideChannels:
         pairs = [("files", self.files), ("notes", self.notes), ("events", self.events),
                  ("memory", self.memory), ("date", self.date)]
         return [name for name, value in pairs if value]
+
+
+def _with_passages_of(known: dict[str, Any], hit: dict[str, Any]) -> bool:
+    """Add to a file already found the passages another search found in it (the plan's words
+    found the lease's notice clause, the asker's its deposit); True if there were new ones."""
+    have = [p for p in str(known.get("excerpt") or "").split(PASSAGE_SEPARATOR) if p]
+    new = [p for p in dict.fromkeys(str(hit.get("excerpt") or "").split(PASSAGE_SEPARATOR)) if p and p not in have]
+    if new:
+        known["excerpt"] = PASSAGE_SEPARATOR.join(have + new)
+    return bool(new)
 
 
 def _same_file(a: dict[str, Any], b: dict[str, Any]) -> bool:

@@ -177,6 +177,22 @@ def test_every_file_a_search_found_is_ranked_and_a_file_without_words_is_one_lin
     assert replies.wordless_line(camera) == "image, modified 2025-08-29"
 
 
+def test_a_file_found_again_keeps_the_passages_of_both_searches():
+    # The plan searched "sunniva lease notice", the asker's own words "deposit leease": one lease,
+    # two excerpts. The second search's passage joins the first, once, and ranks for the deposit.
+    sep = replies.PASSAGE_SEPARATOR
+    lease = {"device": "pi", "path": "/d/tenancy.md", "name": "tenancy.md", "kind": "text",
+             "excerpt": f"The notice period is two months.{sep}This agreement is between Ana and Sunniva."}
+    again = {**lease, "excerpt": f"The tenant pays a deposit of £2,190.{sep}The notice period is two months."}
+    ch = SideChannels()
+    assert ch.add(ToolResult("f", {"hits": [lease], "best": lease, "unreachable": []}, channel="files")) is True
+    assert ch.add(ToolResult("f", {"hits": [again], "best": again, "unreachable": []}, channel="files")) is True
+    assert ch.add(ToolResult("f", {"hits": [again], "best": again, "unreachable": []}, channel="files")) is False
+    assert len(ch.files) == 1 and ch.files[0]["excerpt"].split(sep) == [
+        "The notice period is two months.", "This agreement is between Ana and Sunniva.", "The tenant pays a deposit of £2,190."]
+    assert candidates(ch, "the deposit on the lease")[0].text == "The tenant pays a deposit of £2,190."
+
+
 def test_candidates_are_capped_per_entry_and_in_number():
     body = " ".join(f"Leo fact number {i}." for i in range(20))
     ch = channels_with(note(1, "Leo", body), *[note(i, f"Leo {i}", f"Leo detail {i}.") for i in range(2, 12)])
