@@ -100,7 +100,7 @@ HEADING = re.compile(r"^#{1,6}\s+")
 Heron Trust (2020–2022)" is the only line with those years."""
 _MONTHS = "jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec"
 _YEAR = r"(?:19|20)\d\d"
-_DIGITS = r"\d[\d ()+\-]{2,}\d"
+_DIGITS = r"(?<![a-z])\d[\d ()+\-]{2,}\d(?![a-z])"  # not a postcode's "LB10 3ZT"
 _DATE = rf"\b\d{{1,2}}(?:st|nd|rd|th)?\s+(?:{_MONTHS})[a-z]*\b|\b(?:{_MONTHS})[a-z]*\s+\d{{1,2}}\b|\b\d{{4}}-\d\d-\d\d\b|\b\d{{1,2}}/\d{{1,2}}\b"
 _TIME = r"\b\d{1,2}[:.]\d\d\b|\b\d{1,2}\s?(?:am|pm)\b"
 _AMOUNT = r"[£$€]\s?\d|\b\d[\d,.]*\s?(?:pounds?|euros?|dollars?|pence)\b"

@@ -227,6 +227,10 @@ def test_a_part_asking_for_a_number_is_answered_only_by_lines_holding_one():
     ch = channels_with(note(1, "Gwen Pryce (landlord)", "Birthday 3 November (born 1952). Mobile +44 7700 900558."),
                        note(2, "Birthday and passport", "Clara was born on 12 April 1988 in Shrewsbury."))
     assert [s.text for s in candidates(ch, "tell me my landlord's number")] == ["Mobile +44 7700 900558."]
+    # A postcode's digits ("LB10 3ZT") are no number asked for: the landlady's mobile ranks first.
+    home = channels_with(note(1, "Sunniva Carr (landlady)", "Lives at Flat 4, 39 Grey Close, Plymouth LB10 3ZT. "
+                                                           "Mobile 07700 900334."))
+    assert candidates(home, "I need a number for Sunniva")[0].text == "Mobile 07700 900334."
     assert candidates(ch, "What's my passport number?") == []  # a date is not the number asked for
     assert candidates(ch, "whats gwens email") == []
     assert candidates(ch, "when is gwens birthday")[0].text == "Birthday 3 November (born 1952)."
