@@ -89,6 +89,12 @@ PART_SPLIT = re.compile(
 """Where a question's second part starts: ", and ...", ", plus ...", "? ...", "and when ...", "and
 the/my/her ..." (a second thing asked for). An "and" inside one part ("Tom and Mia's address")
 has neither the comma, a question word nor a determiner after it."""
+CLAUSE_SPLIT = re.compile(r"\s*(?:[,;?!]+|\s[-—–]\s)\s*")
+"""Where a clause of a typed question ends: a comma, a question mark, a dash between words."""
+ASKING = re.compile(r"\b(?:what|whats|which|who|whos|whom|whose|where|wheres|when|whens|how|hows)\b|"
+                    r"\b(?:what|who|where|when|how)'s\b", re.IGNORECASE)
+"""A clause that asks: a question word in it."""
+ASIDE_WEIGHT = 0.3  # a word of a clause after the one that asks: "..., i keep getting it wrong"
 PRONOUN = re.compile(r"\b(?:he|she|him|her|his|hers|they|them|their|theirs)\b", re.IGNORECASE)
 """A part that says "he" or "her" is about whom the other part names ("a gift for Omar, and what
 book he told me to read"): that name counts fully there (see candidates)."""
@@ -323,7 +329,8 @@ def candidates(channels: SideChannels, question: str, crafted: Sequence[str] = (
     about Joel), CONTEXT_WEIGHT elsewhere in the same entry (a receipt's total is about its
     shop), rarer terms weigh more, words for a kind of value SOFT_WEIGHT, and the model's own
     search words CRAFTED_WEIGHT, and the words of the question's other parts (`related`)
-    RELATED_WEIGHT; a line already about the question that holds the kind of value
+    RELATED_WEIGHT, and words said only in an aside after the clause that asks ASIDE_WEIGHT
+    (unless they name where a line comes from); a line already about the question that holds the kind of value
     it asks for (VALUE_WORDS: a date for "when", an amount for "how much"; for "where", "who" or
     "called", a name the question did not say: names_a_thing) gains KIND_WEIGHT. Candidates
     are taken greedily: once a chosen span holds a term, that term counts COVERED for the next,
@@ -354,8 +361,13 @@ def candidates(channels: SideChannels, question: str, crafted: Sequence[str] = (
         context.setdefault(s.item, set()).update(found)
     direct_df = Counter(t for found in direct for t in found)  # a term's rarity is its own word's, not its synonyms'
     df = Counter({t: direct_df[t] or n for t, n in Counter(t for found in own for t in found).items()})
-    source = {t.word: 1.0 if t.word in asked_words | referent else RELATED_WEIGHT if t.word in other_words
-              else CRAFTED_WEIGHT for t in terms}
+    # Words said only after the clause that asks count less, unless they name where to look: "i keep
+    # getting it wrong" is an aside, "according to the shared notes" names the file.
+    asking, trailing = aside(question)
+    aside_words = asked_words - {t.word for t in query_plan(asking)} - referent if trailing else set()
+    aside_words -= {w for s in spans for w in text_matches([t for t in asked if t.word in aside_words], s.label)}
+    source = {t.word: ASIDE_WEIGHT if t.word in aside_words else 1.0 if t.word in asked_words | referent
+              else RELATED_WEIGHT if t.word in other_words else CRAFTED_WEIGHT for t in terms}
     weight = {t.word: math.log(1 + len(spans) / df[t.word]) * source[t.word] * (SOFT_WEIGHT if t.soft else 1.0)
               for t in terms if df[t.word]}
     cover = dict.fromkeys(weight, 1.0)
@@ -460,6 +472,14 @@ def asked_kind(question: str) -> str | None:
 def _unique(terms: list[QueryTerm]) -> list[QueryTerm]:
     seen: set[str] = set()
     return [t for t in terms if not (t.word in seen or seen.add(t.word))]
+
+
+def aside(question: str) -> tuple[str, str]:
+    """The question up to its first clause that asks, and the clauses after it ("which number
+    reaches dad", "i keep getting it wrong"); the whole question and '' when no clause asks."""
+    clauses = [c for c in CLAUSE_SPLIT.split(question) if c.strip()]
+    head = next((i for i, c in enumerate(clauses) if ASKING.search(c)), len(clauses))
+    return " ".join(clauses[:head + 1]), " ".join(clauses[head + 1:])
 
 
 def parts(question: str) -> list[str]:

@@ -267,6 +267,40 @@ def test_a_naming_question_is_answered_by_a_line_naming_something_not_by_the_tit
     assert candidates(ch, "when is tomasz's birthday")[0].text == "Birthday 22 July (born 1988)."
 
 
+@pytest.mark.parametrize("question, asking, trailing", [
+    ("remind me which number reaches dad, i keep getting it wrong", "remind me which number reaches dad",
+     "i keep getting it wrong"),
+    ("whats the business called for the dentist? looking it up online", "whats the business called for the dentist",
+     "looking it up online"),
+    ("Filling in a signup page, what email should I use", "Filling in a signup page what email should I use", ""),
+    ("tomasz birthday", "tomasz birthday", "")])
+def test_the_clauses_after_the_one_that_asks_are_an_aside(question, asking, trailing):
+    assert replies.aside(question) == (asking, trailing)
+
+
+def test_a_word_said_only_in_an_aside_counts_less(monkeypatch):
+    # "wrong" is rare and the bill's small print says it (with a number); "dad" is on many notes. The
+    # bill would win, but "wrong" is the asker's aside, said after the clause that asks.
+    bill = {"device": "pi", "path": "/d/water-bill.md", "name": "water-bill.md", "kind": "text",
+            "excerpt": "If you think this bill is wrong, call us on 0808 157 0679."}
+    sheds = [note(i, f"Dad's {w}", f"Dad's {w} is in the shed.") for i, w in enumerate(["bike", "tools", "ladder"], 3)]
+    ch = channels_with(note(1, "Tariq Hall (dad)", "Mobile 07700 900265."), *sheds, files=(bill,))
+    asked = "remind me which number reaches dad, i keep getting it wrong"
+    assert candidates(ch, asked)[0].text == "Mobile 07700 900265."
+    monkeypatch.setattr(replies, "ASIDE_WEIGHT", 1.0)  # counted as the question's own words, the small print wins
+    assert candidates(ch, asked)[0].text.startswith("If you think")
+
+
+def test_an_aside_that_names_where_to_look_counts_fully():
+    # "according to the house notes" comes after the clause that asks, and names the file to read.
+    shared = {"device": "pi", "path": "/d/house-notes.md", "name": "house-notes.md", "kind": "text",
+              "excerpt": "Spare key: Ola Berg has it."}
+    ch = channels_with(note(1, "Spare key", "Ola Berg keeps our spare key."), note(2, "Bins", "Bins go out on Tuesday."),
+                       files=(shared,))
+    assert candidates(ch, "who has our spare key, according to the house notes")[0].text == "Spare key: Ola Berg has it."
+    assert candidates(ch, "who has our spare key, i forgot again")[0].text == "Ola Berg keeps our spare key."
+
+
 @pytest.mark.parametrize("text, names", [
     ("Birthday dinner for Tomasz at Quince Kitchen.", True), ("Birthday 22 July (born 1988).", False),
     ("Met Tomasz's sister on Monday.", False), ("Microchip 941950367706379.", False),
