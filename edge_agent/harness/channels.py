@@ -32,8 +32,9 @@ class SideChannels:
 
     files: list[dict[str, Any]] = field(default_factory=list)
     """Files found: every hit of each find_file run, best first, exactly as returned (with its
-    excerpt; a file found again adds the passages that search found in it). A weak match is among them: the reply ranks it with the rest, and a file is only
-    attached when a line of it is chosen or the run located it."""
+    excerpt; a file found again adds the passages that search found in it). A weak match is among
+    them: the reply ranks it with the rest, and a file is only attached when a line of it is chosen
+    or the run located it."""
     notes: list[dict[str, Any]] = field(default_factory=list)
     """Notebook entries, de-duplicated by id, in the order found."""
     events: list[dict[str, Any]] = field(default_factory=list)

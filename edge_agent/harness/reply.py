@@ -91,9 +91,9 @@ the/my/her ..." (a second thing asked for). An "and" inside one part ("Tom and M
 has neither the comma, a question word nor a determiner after it."""
 CLAUSE_SPLIT = re.compile(r"\s*(?:[,;?!]+|\s[-—–]\s)\s*")
 """Where a clause of a typed question ends: a comma, a question mark, a dash between words."""
-ASKING = re.compile(r"\b(?:what|whats|which|who|whos|whom|whose|where|wheres|when|whens|how|hows)\b|"
-                    r"\b(?:what|who|where|when|how)'s\b", re.IGNORECASE)
-"""A clause that asks: a question word in it."""
+ASKING = re.compile(r"\b(?:what|whats|which|who|whos|whom|whose|where|wheres|when|whens|how|hows)\b",
+                    re.IGNORECASE)
+"""A clause that asks: a question word in it ("what's" too: the apostrophe ends the word)."""
 ASIDE_WEIGHT = 0.3  # a word of a clause after the one that asks: "..., i keep getting it wrong"
 PRONOUN = re.compile(r"\b(?:he|she|him|her|his|hers|they|them|their|theirs)\b", re.IGNORECASE)
 """A part that says "he" or "her" is about whom the other part names ("a gift for Omar, and what
@@ -155,7 +155,7 @@ CALENDAR_WORDS = frozenset("january february march april may june july august se
 CAPITALISED = re.compile(r"[A-Z][A-Za-z]*(?:['’]s)?\b")
 CLAUSE_START = ".!?:;—–-(\"'‘“@·•|"
 """Characters after which a capitalised word starts a clause (and so says nothing by its capital)."""
-COMMON_NAME_ITEMS = 3  # a name in this many of the found entries is everyone's (the asker's own, in "X is Ana's friend")
+COMMON_NAME_ITEMS = 3  # a name in this many found entries is everyone's ("X is Ana's friend": the asker's own)
 
 
 def names_in(text: str) -> set[str]:
@@ -175,6 +175,18 @@ def names_a_thing(text: str, known: set[str]) -> bool:
     """Whether a line names something not `known` (stems: the question's own words, the line's
     title, the names common to the entries found)."""
     return any(not set(stems(word)) & known for word in names_in(text))
+
+
+def naming_lines(spans: Sequence[Span], question: str) -> list[bool]:
+    """For each span, whether it names something a naming question did not say: not in the
+    question, not in the span's title, not a name COMMON_NAME_ITEMS of the found entries hold."""
+    per_item: dict[int, set[str]] = {}
+    for s in spans:
+        per_item.setdefault(s.item, set()).update(names_in(s.text))
+    common = {t for w, n in Counter(w for found in per_item.values() for w in found).items()
+              if n >= COMMON_NAME_ITEMS for t in stems(w)}
+    known = set(tokens(question)) | common
+    return [names_a_thing(s.text, known | set(tokens(s.label))) for s in spans]
 
 
 KIND_WEIGHT = 0.5  # of the question's heaviest term, for a line about it holding the kind of value asked for
@@ -330,9 +342,10 @@ def candidates(channels: SideChannels, question: str, crafted: Sequence[str] = (
     shop), rarer terms weigh more, words for a kind of value SOFT_WEIGHT, and the model's own
     search words CRAFTED_WEIGHT, and the words of the question's other parts (`related`)
     RELATED_WEIGHT, and words said only in an aside after the clause that asks ASIDE_WEIGHT
-    (unless they name where a line comes from); a line already about the question that holds the kind of value
-    it asks for (VALUE_WORDS: a date for "when", an amount for "how much"; for "where", "who" or
-    "called", a name the question did not say: names_a_thing) gains KIND_WEIGHT. Candidates
+    (unless they name where a line comes from); a line already about the question that holds the
+    kind of value it asks for (VALUE_WORDS: a date for "when", an amount for "how much"; for
+    "where", "who" or "called", a name the question did not say: naming_lines) gains KIND_WEIGHT.
+    Candidates
     are taken greedily: once a chosen span holds a term, that term counts COVERED for the next,
     so a two-part question's second part gets its spans too. Ties keep the plan's stores first
     (`first_stores`), then the tools' order."""
@@ -375,14 +388,8 @@ def candidates(channels: SideChannels, question: str, crafted: Sequence[str] = (
     kind_bonus = KIND_WEIGHT * max(weight.values(), default=0.0)
     valued = [any(p.search(s.text) for p in shapes) for s in spans]
     naming = asks_a_name(question)
-    if naming:  # the kind a naming question asks for is a name it did not say, and not everyone's
-        per_item: dict[int, set[str]] = {}
-        for s in spans:
-            per_item.setdefault(s.item, set()).update(names_in(s.text))
-        common = {t for w, n in Counter(w for found in per_item.values() for w in found).items()
-                  if n >= COMMON_NAME_ITEMS for t in stems(w)}
-        known = set(tokens(question)) | common
-        valued = [names_a_thing(s.text, known | set(tokens(s.label))) for s in spans]
+    if naming:  # the kind a naming question asks for is a name
+        valued = naming_lines(spans, question)
     named = [t for t in literal if not t.soft]  # a word for a kind of value names no thing: "Pasted email"
     # A line of a note or message named for the question counts its title again when it says what
     # is asked: the value (the electrician's "Phone +44 ..." is about the electrician); for a name, a
@@ -393,7 +400,8 @@ def candidates(channels: SideChannels, question: str, crafted: Sequence[str] = (
         worded = bool(text_matches(terms, spans[i].text))
         return valued[i] and worded if naming else valued[i] or (not shapes and worded)
 
-    about = [set(text_matches(named, s.label)) if s.store in TITLED and says(i) else set() for i, s in enumerate(spans)]
+    about = [set(text_matches(named, s.label)) if s.store in TITLED and says(i) else set()
+             for i, s in enumerate(spans)]
 
     def score(i: int) -> float:
         if own[i] and own[i] <= other_words:  # only the other parts' words: that part's candidate, not this one's

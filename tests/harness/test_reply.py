@@ -189,7 +189,8 @@ def test_a_file_found_again_keeps_the_passages_of_both_searches():
     assert ch.add(ToolResult("f", {"hits": [again], "best": again, "unreachable": []}, channel="files")) is True
     assert ch.add(ToolResult("f", {"hits": [again], "best": again, "unreachable": []}, channel="files")) is False
     assert len(ch.files) == 1 and ch.files[0]["excerpt"].split(sep) == [
-        "The notice period is two months.", "This agreement is between Ana and Sunniva.", "The tenant pays a deposit of £2,190."]
+        "The notice period is two months.", "This agreement is between Ana and Sunniva.",
+        "The tenant pays a deposit of £2,190."]
     assert candidates(ch, "the deposit on the lease")[0].text == "The tenant pays a deposit of £2,190."
 
 
@@ -259,7 +260,8 @@ def test_a_naming_question_is_answered_by_a_line_naming_something_not_by_the_tit
     # nor is the asker's own name, on every page ("... is Ana's partner"), a name it wants.
     dinner = {"id": 4, "kind": "journal", "who": "", "when": "2026-07-22T21:00:00+00:00",
               "text": "Birthday dinner for Tomasz at Quince Kitchen. The lamb was superb."}
-    ch = channels_with(note(1, "Tomasz Orlov (partner)", "Birthday 22 July (born 1988). Tomasz Orlov is Ana's partner."),
+    ch = channels_with(note(1, "Tomasz Orlov (partner)",
+                            "Birthday 22 July (born 1988). Tomasz Orlov is Ana's partner."),
                        note(2, "Priya Shah (friend)", "Priya Shah is Ana's friend."),
                        note(3, "Omar Dunn (brother)", "Omar Dunn is Ana's brother."), memory=(dinner,))
     for asked in ("what was the place we took tomasz for his birthday", "name of the restaurant for tomasz's birthday"):
@@ -295,9 +297,10 @@ def test_an_aside_that_names_where_to_look_counts_fully():
     # "according to the house notes" comes after the clause that asks, and names the file to read.
     shared = {"device": "pi", "path": "/d/house-notes.md", "name": "house-notes.md", "kind": "text",
               "excerpt": "Spare key: Ola Berg has it."}
-    ch = channels_with(note(1, "Spare key", "Ola Berg keeps our spare key."), note(2, "Bins", "Bins go out on Tuesday."),
-                       files=(shared,))
-    assert candidates(ch, "who has our spare key, according to the house notes")[0].text == "Spare key: Ola Berg has it."
+    ch = channels_with(note(1, "Spare key", "Ola Berg keeps our spare key."),
+                       note(2, "Bins", "Bins go out on Tuesday."), files=(shared,))
+    best = candidates(ch, "who has our spare key, according to the house notes")[0]
+    assert best.text == "Spare key: Ola Berg has it."
     assert candidates(ch, "who has our spare key, i forgot again")[0].text == "Ola Berg keeps our spare key."
 
 
@@ -306,7 +309,7 @@ def test_an_aside_that_names_where_to_look_counts_fully():
     ("Met Tomasz's sister on Monday.", False), ("Microchip 941950367706379.", False),
     ("Lives at 4 Mill Lane, Whitby.", True), ("Tomasz Orlov. Works from home.", False)])
 def test_a_line_names_something_by_a_capital_inside_a_clause(text, names):
-    assert replies.names_a_thing(text, {"tomasz", "orlov", "birthdai"} | set(replies.tokens("tomasz birthday"))) is names
+    assert replies.names_a_thing(text, set(replies.tokens("tomasz orlov birthday"))) is names
 
 
 @pytest.mark.parametrize("question, kind", [
