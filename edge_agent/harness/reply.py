@@ -52,9 +52,10 @@ from edge_agent.harness.reserve import worst_case_tokens
 from edge_agent.harness.turn import CalendarRead, LimitReached, ModelCallFailed, TurnContext
 from edge_agent.store import spelling
 from edge_agent.store.passages import PASSAGE_SEPARATOR
-from edge_agent.store.text import QueryTerm, query_plan, stems, text_matches, tokens
+from edge_agent.store.text import MONTHS, QueryTerm, query_plan, stems, text_matches
 from edge_agent.tools import dates
 from edge_agent.tools.current_date import payload_today
+from edge_agent.tools.date_table import WEEKDAY_NAMES
 from edge_agent.tools.query_calendar import day_label
 
 log = logging.getLogger(__name__)
@@ -148,9 +149,7 @@ email from the landlord"); without them ("sams email", "what email should I use"
 TOLD = re.compile(r"\b(?:say|said|says|sent|send|wrote|write|message|reply|replied|about|mention|mentioned)\b",
                   re.IGNORECASE)
 """A question about what was said ("what did the delivery email say") asks for the saying, not a value."""
-CALENDAR_WORDS = frozenset("january february march april may june july august september october november december "
-                           "jan feb mar apr jun jul aug sep sept oct nov dec monday tuesday wednesday thursday friday "
-                           "saturday sunday mon tue wed thu fri sat sun".split())
+CALENDAR_WORDS = frozenset(w for name in (*MONTHS, *(d.lower() for d in WEEKDAY_NAMES)) for w in (name, name[:3])) | {"sept"}
 """Capitalised words that name no thing a naming question asks for."""
 CAPITALISED = re.compile(r"[A-Z][A-Za-z]*(?:['’]s)?\b")
 CLAUSE_START = ".!?:;—–-(\"'‘“@·•|"
@@ -185,8 +184,8 @@ def naming_lines(spans: Sequence[Span], question: str) -> list[bool]:
         per_item.setdefault(s.item, set()).update(names_in(s.text))
     common = {t for w, n in Counter(w for found in per_item.values() for w in found).items()
               if n >= COMMON_NAME_ITEMS for t in stems(w)}
-    known = set(tokens(question)) | common
-    return [names_a_thing(s.text, known | set(tokens(s.label))) for s in spans]
+    known = set(stems(question)) | common  # stems(): cached, and a note's many lines share its title
+    return [names_a_thing(s.text, known | set(stems(s.label))) for s in spans]
 
 
 KIND_WEIGHT = 0.5  # of the question's heaviest term, for a line about it holding the kind of value asked for
@@ -378,7 +377,8 @@ def candidates(channels: SideChannels, question: str, crafted: Sequence[str] = (
     # getting it wrong" is an aside, "according to the shared notes" names the file.
     asking, trailing = aside(question)
     aside_words = asked_words - {t.word for t in query_plan(asking)} - referent if trailing else set()
-    aside_words -= {w for s in spans for w in text_matches([t for t in asked if t.word in aside_words], s.label)}
+    aside_words -= {w for label in {s.label for s in spans}
+                    for w in text_matches([t for t in asked if t.word in aside_words], label)}
     source = {t.word: ASIDE_WEIGHT if t.word in aside_words else 1.0 if t.word in asked_words | referent
               else RELATED_WEIGHT if t.word in other_words else CRAFTED_WEIGHT for t in terms}
     weight = {t.word: math.log(1 + len(spans) / df[t.word]) * source[t.word] * (SOFT_WEIGHT if t.soft else 1.0)
@@ -453,13 +453,17 @@ def value_kinds(question: str) -> list[str]:
     person or a name (NAMING_WORDS): then its value words name the occasion, not the thing asked."""
     if asks_a_name(question):
         return []
-    words = re.findall(r"[a-z]+", question.lower())
-    return list(dict.fromkeys(VALUE_WORDS[w] for w in words if w in VALUE_WORDS))
+    return list(dict.fromkeys(VALUE_WORDS[w] for w in _plain_words(question) if w in VALUE_WORDS))
 
 
 def asks_a_name(question: str) -> bool:
     """Whether a question part asks for a place, a person or a name (NAMING_WORDS)."""
-    return bool(NAMING_WORDS.intersection(re.findall(r"[a-z]+", question.lower())))
+    return bool(NAMING_WORDS.intersection(_plain_words(question)))
+
+
+def _plain_words(question: str) -> list[str]:
+    """A question's runs of letters, lower case: the words the kind-of-value lists are looked up by."""
+    return re.findall(r"[a-z]+", question.lower())
 
 
 def asked_kind(question: str) -> str | None:
@@ -468,7 +472,7 @@ def asked_kind(question: str) -> str | None:
     "email" is an address before "address" or without a determiner just before it."""
     if TOLD.search(question):
         return None
-    ws = re.findall(r"[a-z]+", question.lower())
+    ws = _plain_words(question)
     kinds = {ASKED_KINDS[w] for i, w in enumerate(ws) if w in ASKED_KINDS and ws[i + 1: i + 2] != ["of"]
              and (ASKED_KINDS[w] != "email" or ws[i + 1: i + 2] == ["address"]
                   or not set(ws[max(0, i - 3): i]) & MESSAGE_DETERMINERS)}
