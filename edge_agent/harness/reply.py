@@ -111,9 +111,16 @@ _DIGITS = r"(?<![a-z])\d[\d ()+\-]{2,}\d(?![a-z])"  # not a postcode's "LB10 3ZT
 _DATE = rf"\b\d{{1,2}}(?:st|nd|rd|th)?\s+(?:{_MONTHS})[a-z]*\b|\b(?:{_MONTHS})[a-z]*\s+\d{{1,2}}\b|\b\d{{4}}-\d\d-\d\d\b|\b\d{{1,2}}/\d{{1,2}}\b"
 _TIME = r"\b\d{1,2}[:.]\d\d\b|\b\d{1,2}\s?(?:am|pm)\b"
 _AMOUNT = r"[£$€]\s?\d|\b\d[\d,.]*\s?(?:pounds?|euros?|dollars?|pence)\b"
+_TEMPERATURE = r"\b\d+\s?°\s?[CF]?|\b\d+\s?degrees\b|\bgas mark \d"
+_DURATION = (r"\b(?:\d+|a|an|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|fifteen|twenty|thirty"
+             r"|forty|fifty|sixty|ninety|half an?)\s+(?:minutes?|mins?|hours?|hrs?|days?|weeks?|months?|years?)\b")
 VALUE_SHAPES = {kind: re.compile(pattern, re.IGNORECASE) for kind, pattern in {
-    "number": _DIGITS, "email": r"[\w.+-]+@[\w-]+\.\w", "date": _DATE, "time": _TIME, "amount": _AMOUNT}.items()}
+    "number": _DIGITS, "email": r"[\w.+-]+@[\w-]+\.\w", "date": _DATE, "time": _TIME, "amount": _AMOUNT,
+    "temperature": _TEMPERATURE, "duration": _DURATION}.items()}
 """What a value of each kind looks like in a line."""
+IDENTIFYING_KINDS = ("number", "email", "date", "time", "amount")
+"""Kinds whose values tie two lines to one thing (values_in); "45 minutes" or "170°C" recur in
+unrelated lines."""
 HEADING_VALUE = re.compile(rf"\b{_YEAR}\b|{_DATE}|{_AMOUNT}", re.IGNORECASE)
 """A value a heading may hold (never a section's number, "## 15. Warranty", or a model's, "YC-2762")."""
 VALUE_WORDS = {"number": "number", "numbers": "number", "phone": "number", "mobile": "number", "tel": "number",
@@ -121,7 +128,8 @@ VALUE_WORDS = {"number": "number", "numbers": "number", "phone": "number", "mobi
                "when": "date", "date": "date", "day": "date", "birthday": "date", "due": "date",
                "time": "time", "cost": "amount", "price": "amount", "much": "amount", "total": "amount",
                "pay": "amount", "paid": "amount", "spend": "amount", "spent": "amount", "charge": "amount",
-               "fee": "amount", "owe": "amount", "quote": "amount"}
+               "fee": "amount", "owe": "amount", "quote": "amount", "temperature": "temperature",
+               "temp": "temperature", "degrees": "temperature", "long": "duration"}
 """A question word asking for a kind of value -> the kind ("when's the MOT" wants a date, "how
 much" an amount). Among the lines about the thing asked, one holding such a value ranks first."""
 NAMING_WORDS = frozenset("where wheres who whos whom whose name named called place".split())
@@ -566,7 +574,8 @@ WHOLE_AMOUNT = re.compile(r"[£$€]\s?\d[\d,]*(?:\.\d\d)?")
 def values_in(text: str) -> set[str]:
     """The dates, times, sums, emails and numbers a line gives (VALUE_SHAPES), as written; a bare
     year or a number under four digits is too common to tie two lines together."""
-    found = {m.group(0).strip().lower() for p in (*VALUE_SHAPES.values(), WHOLE_AMOUNT) for m in p.finditer(text)}
+    shapes = (*(VALUE_SHAPES[k] for k in IDENTIFYING_KINDS), WHOLE_AMOUNT)
+    found = {m.group(0).strip().lower() for p in shapes for m in p.finditer(text)}
     return {v for v in found if not re.fullmatch(rf"{_YEAR}|\d{{1,3}}|[£$€]\s?\d", v)}
 
 

@@ -237,6 +237,29 @@ def test_a_part_asking_for_a_number_is_answered_only_by_lines_holding_one():
     assert candidates(ch, "when is gwens birthday")[0].text == "Birthday 3 November (born 1952)."
 
 
+def test_a_temperature_or_a_length_of_time_asked_for_ranks_the_line_that_gives_it():
+    # A recipe's lines all name the dish; only one says how hot, and only one how long.
+    recipe = {"device": "pi", "path": "/d/recipe-plum-tart.md", "name": "recipe-plum-tart.md", "kind": "text",
+              "excerpt": "- the usual: butter, flour, eggs\n1. Mix the plum tart filling well.\n"
+                         "2. Heat the oven to 180°C.\n3. Bake the plum tart for 35 minutes."}
+    ch = channels_with(files=(recipe,))
+    assert candidates(ch, "plum tart, what temp")[0].text == "Heat the oven to 180°C."
+    assert candidates(ch, "how long does the plum tart bake")[0].text == "Bake the plum tart for 35 minutes."
+    assert replies.value_kinds("what temperature for the tart") == ["temperature"]
+    assert replies.value_kinds("how long is the guarantee") == ["duration"]
+    # Neither kind ties two lines to one thing: "35 minutes" recurs in unrelated lines.
+    assert values_in("Bake for 35 minutes at 180°C.") == set()
+
+
+def test_a_guarantee_is_a_warranty_and_temp_a_temperature():
+    manual = {"device": "pi", "path": "/d/kettle-manual.md", "name": "kettle-manual.md", "kind": "text",
+              "excerpt": "Descale the kettle monthly.\nYour kettle comes with a two years warranty."}
+    ch = channels_with(files=(manual,))
+    assert candidates(ch, "how many years guarantee on the kettle")[0].text == \
+        "Your kettle comes with a two years warranty."
+    assert [t.word for t in query_plan("temp") if "temperature" in t.phrases] == ["temp"]
+
+
 @pytest.mark.parametrize("asked", ["where did ines go for her birthday", "what was the place ines picked for her birthday"])
 def test_a_place_asked_about_an_occasion_is_not_ranked_by_the_occasions_date(asked):
     # "Ines's birthday" names the occasion; "where" or "the place" asks for the place. Both lines hold
