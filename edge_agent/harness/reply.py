@@ -111,12 +111,16 @@ _DIGITS = r"(?<![a-z])\d[\d ()+\-]{2,}\d(?![a-z])"  # not a postcode's "LB10 3ZT
 _DATE = rf"\b\d{{1,2}}(?:st|nd|rd|th)?\s+(?:{_MONTHS})[a-z]*\b|\b(?:{_MONTHS})[a-z]*\s+\d{{1,2}}\b|\b\d{{4}}-\d\d-\d\d\b|\b\d{{1,2}}/\d{{1,2}}\b"
 _TIME = r"\b\d{1,2}[:.]\d\d\b|\b\d{1,2}\s?(?:am|pm)\b"
 _AMOUNT = r"[£$€]\s?\d|\b\d[\d,.]*\s?(?:pounds?|euros?|dollars?|pence)\b"
+_STREETS = "Street|Road|Close|Lane|Avenue|Way|Drive|Court|Crescent|Terrace|Park|Place|Square|Gardens|Grove|Row|Walk|Mews"
+_POSTAL = (rf"(?-i:\b\d{{1,4}}[a-z]?,?\s+(?:[A-Z][\w'-]*\s+){{1,3}}(?:{_STREETS})\b"  # 4 Mill Lane
+           r"|\b[A-Z][a-z]+(?:straat|gracht|weg|laan|plein|kade)\s+\d+"  # Aldergracht 118
+           r"|\b[A-Z]{1,2}\d[A-Z\d]?\s\d[A-Z]{2}\b|\b[A-Z]\d{2}\s[A-Z\d]{4}\b|\b\d{4}\s?[A-Z]{2}\b)")  # postcodes
 _TEMPERATURE = r"\b\d+\s?°\s?[CF]?|\b\d+\s?degrees\b|\bgas mark \d"
 _DURATION = (r"\b(?:\d+|a|an|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|fifteen|twenty|thirty"
              r"|forty|fifty|sixty|ninety|half an?)\s+(?:minutes?|mins?|hours?|hrs?|days?|weeks?|months?|years?)\b")
 VALUE_SHAPES = {kind: re.compile(pattern, re.IGNORECASE) for kind, pattern in {
     "number": _DIGITS, "email": r"[\w.+-]+@[\w-]+\.\w", "date": _DATE, "time": _TIME, "amount": _AMOUNT,
-    "temperature": _TEMPERATURE, "duration": _DURATION}.items()}
+    "postal": _POSTAL, "temperature": _TEMPERATURE, "duration": _DURATION}.items()}
 """What a value of each kind looks like in a line."""
 IDENTIFYING_KINDS = ("number", "email", "date", "time", "amount")
 """Kinds whose values tie two lines to one thing (values_in); "45 minutes" or "170°C" recur in
@@ -124,14 +128,15 @@ unrelated lines."""
 HEADING_VALUE = re.compile(rf"\b{_YEAR}\b|{_DATE}|{_AMOUNT}", re.IGNORECASE)
 """A value a heading may hold (never a section's number, "## 15. Warranty", or a model's, "YC-2762")."""
 VALUE_WORDS = {"number": "number", "numbers": "number", "phone": "number", "mobile": "number", "tel": "number",
-               "code": "number", "pin": "number", "reference": "number", "email": "email", "address": "email",
+               "code": "number", "pin": "number", "reference": "number", "email": "email", "address": "postal",
                "when": "date", "date": "date", "day": "date", "birthday": "date", "due": "date",
                "time": "time", "cost": "amount", "price": "amount", "much": "amount", "total": "amount",
                "pay": "amount", "paid": "amount", "spend": "amount", "spent": "amount", "charge": "amount",
                "fee": "amount", "owe": "amount", "quote": "amount", "temperature": "temperature",
                "temp": "temperature", "degrees": "temperature", "long": "duration"}
 """A question word asking for a kind of value -> the kind ("when's the MOT" wants a date, "how
-much" an amount). Among the lines about the thing asked, one holding such a value ranks first."""
+much" an amount). Among the lines about the thing asked, one holding such a value ranks first. An
+address is a postal one unless the question says email (value_kinds)."""
 NAMING_WORDS = frozenset("where wheres who whos whom whose name named called place".split())
 """Words asking for a place, a person or a name: "where was Ines's birthday dinner", "the cafe
 from her birthday, what was it called" and "what was the place for her birthday" ask for the
@@ -461,7 +466,10 @@ def value_kinds(question: str) -> list[str]:
     person or a name (NAMING_WORDS): then its value words name the occasion, not the thing asked."""
     if asks_a_name(question):
         return []
-    return list(dict.fromkeys(VALUE_WORDS[w] for w in _plain_words(question) if w in VALUE_WORDS))
+    words = _plain_words(question)
+    emailing = any(w.startswith("email") for w in words)  # "the address I email my mechanic at", "emailnig"
+    return list(dict.fromkeys("email" if emailing and VALUE_WORDS[w] == "postal" else VALUE_WORDS[w]
+                              for w in words if w in VALUE_WORDS))
 
 
 def asks_a_name(question: str) -> bool:

@@ -251,6 +251,20 @@ def test_a_temperature_or_a_length_of_time_asked_for_ranks_the_line_that_gives_i
     assert values_in("Bake for 35 minutes at 180°C.") == set()
 
 
+@pytest.mark.parametrize("question, kind", [("posting a card to my boss, whats the address these days", "postal"),
+                                            ("what address do I write to if I'm emailnig my boss", "email"),
+                                            ("boss email address?", "email")])
+def test_an_address_is_a_postal_one_unless_the_question_says_email(question, kind):
+    boss = note(1, "Wanjiru Osei (manager)", "Email w.osei@mail.example. Lives at 12 Orchard Lane, Bath BA1 2AB.")
+    ch = channels_with(boss)
+    best = candidates(ch, question)[0].text
+    assert replies.value_kinds(question) == [kind]
+    assert best == ("Email w.osei@mail.example." if kind == "email" else "Lives at 12 Orchard Lane, Bath BA1 2AB.")
+    for home in ("Lives at Palmerstongracht 110, Eindhoven 5571 VJ.", "Flat 8, 67 Elm Terrace, Sligo H35 A5N8."):
+        assert replies.VALUE_SHAPES["postal"].search(home)
+    assert not replies.VALUE_SHAPES["postal"].search("Birthday 15 July (born 2005). Mobile 07700 900246.")
+
+
 def test_a_guarantee_is_a_warranty_and_temp_a_temperature():
     manual = {"device": "pi", "path": "/d/kettle-manual.md", "name": "kettle-manual.md", "kind": "text",
               "excerpt": "Descale the kettle monthly.\nYour kettle comes with a two years warranty."}
