@@ -52,7 +52,7 @@ from edge_agent.harness.reserve import worst_case_tokens
 from edge_agent.harness.turn import CalendarRead, LimitReached, ModelCallFailed, TurnContext
 from edge_agent.store import spelling
 from edge_agent.store.passages import PASSAGE_SEPARATOR
-from edge_agent.store.text import MONTHS, QueryTerm, query_plan, stems, text_matches
+from edge_agent.store.text import MONTHS, STOPWORDS, QueryTerm, query_plan, stems, text_matches, words
 from edge_agent.tools import dates
 from edge_agent.tools.current_date import payload_today
 from edge_agent.tools.date_table import WEEKDAY_NAMES
@@ -513,9 +513,9 @@ def aside(question: str) -> tuple[str, str]:
 def parts(question: str) -> list[str]:
     """The things a question asks, each with words of its own to rank by (PART_SPLIT): "Who's my
     plumber, and can you find his invoice?" is two; a question that splits into fewer than two
-    pieces with such words is one."""
+    pieces with such words is one: "where's that again" asks about what the piece before it said."""
     pieces = [p.strip(" ,;?") for p in PART_SPLIT.split(question)]
-    pieces = [p for p in pieces if query_plan(p)]
+    pieces = [p for p in pieces if any(len(w) > 1 and w not in STOPWORDS for w in words(p))]
     return pieces if len(pieces) > 1 else [question]
 
 

@@ -112,6 +112,8 @@ def test_a_two_part_question_gets_candidates_for_each_part():
     ("whats leos girlfriend called", ["whats leos girlfriend called"]),
     ("dentist when? thanks", ["dentist when? thanks"]),  # "thanks" asks nothing
     ("bread, and?", ["bread, and?"]),  # a piece without words of its own is no part
+    ("is ines still in the same place? where's that again",  # only a question word and a pronoun
+     ["is ines still in the same place? where's that again"]),
 ])
 def test_a_question_is_cut_into_the_things_it_asks(question, expected):
     assert parts(question) == expected
