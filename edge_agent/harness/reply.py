@@ -463,13 +463,18 @@ def spelled(terms: list[QueryTerm], texts: Sequence[str]) -> list[QueryTerm]:
 
 def value_kinds(question: str) -> list[str]:
     """The kinds of value a question part asks for (VALUE_WORDS), none when it asks for a place, a
-    person or a name (NAMING_WORDS): then its value words name the occasion, not the thing asked."""
+    person or a name (NAMING_WORDS): then its value words name the occasion, not the thing asked.
+    The clauses from the one that asks on name them when they name any: in "posting a birthday
+    card to my boss, what's the address" the birthday is the occasion and the address is asked;
+    in "when am i meeting aarav? he texted me the time" the time is asked too."""
     if asks_a_name(question):
         return []
-    words = _plain_words(question)
-    emailing = any(w.startswith("email") for w in words)  # "the address I email my mechanic at", "emailnig"
-    return list(dict.fromkeys("email" if emailing and VALUE_WORDS[w] == "postal" else VALUE_WORDS[w]
-                              for w in words if w in VALUE_WORDS))
+    emailing = any(w.startswith("email") for w in _plain_words(question))  # "the address I email X at", "emailnig"
+
+    def kinds(text: str) -> list[str]:
+        return list(dict.fromkeys("email" if emailing and VALUE_WORDS[w] == "postal" else VALUE_WORDS[w]
+                                  for w in _plain_words(text) if w in VALUE_WORDS))
+    return kinds(asked_from(question)) or kinds(question)
 
 
 def asks_a_name(question: str) -> bool:
@@ -502,12 +507,25 @@ def _unique(terms: list[QueryTerm]) -> list[QueryTerm]:
     return [t for t in terms if not (t.word in seen or seen.add(t.word))]
 
 
+def _clauses(question: str) -> tuple[list[str], int]:
+    """The question's clauses (CLAUSE_SPLIT) and the index of the first that asks (ASKING), or
+    their number when none does."""
+    clauses = [c for c in CLAUSE_SPLIT.split(question) if c.strip()]
+    return clauses, next((i for i, c in enumerate(clauses) if ASKING.search(c)), len(clauses))
+
+
 def aside(question: str) -> tuple[str, str]:
     """The question up to its first clause that asks, and the clauses after it ("which number
     reaches dad", "i keep getting it wrong"); the whole question and '' when no clause asks."""
-    clauses = [c for c in CLAUSE_SPLIT.split(question) if c.strip()]
-    head = next((i for i, c in enumerate(clauses) if ASKING.search(c)), len(clauses))
+    clauses, head = _clauses(question)
     return " ".join(clauses[:head + 1]), " ".join(clauses[head + 1:])
+
+
+def asked_from(question: str) -> str:
+    """The question from its first clause that asks to its end ("what's the address these days",
+    after "posting a birthday card to my boss"), or '' when no clause asks."""
+    clauses, head = _clauses(question)
+    return " ".join(clauses[head:])
 
 
 def parts(question: str) -> list[str]:

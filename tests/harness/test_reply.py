@@ -267,6 +267,15 @@ def test_an_address_is_a_postal_one_unless_the_question_says_email(question, kin
     assert not replies.VALUE_SHAPES["postal"].search("Birthday 15 July (born 2005). Mobile 07700 900246.")
 
 
+def test_the_clause_that_asks_names_the_kind_of_value_asked():
+    # "a birthday card" is the occasion; "what's the address" is what is asked.
+    assert replies.value_kinds("I'm posting a birthday card to my boss, what's the address these days") == ["postal"]
+    assert replies.value_kinds("pooja's email address, what is it") == ["email"]  # the asking clause names none
+    assert replies.value_kinds("when am i meeting aarav? he texted me the time") == ["date", "time"]
+    assert replies.asked_from("the lasagne recipe - what temp does it say") == "what temp does it say"
+    assert replies.asked_from("library card number please") == ""
+
+
 def test_a_guarantee_is_a_warranty_and_temp_a_temperature():
     manual = {"device": "pi", "path": "/d/kettle-manual.md", "name": "kettle-manual.md", "kind": "text",
               "excerpt": "Descale the kettle monthly.\nYour kettle comes with a two years warranty."}
