@@ -23,9 +23,10 @@ calendar calendars diary diaries schedule scheduled agenda plan plans planned
 happen happens happened happening coming upcoming next last anything something everything busy free booked any
 day days date dates time times week weeks weekend month months year left due usual usually ever
 go goes going went gone come comes came do doing did done have having had get got make made attend attending
-again remind exactly actually know still yet soon
+again remind exactly actually know still yet soon check checking main question
 """.split())
-"""Words that ask about the calendar, or fill a question, rather than name an event."""
+"""Words that ask about the calendar, or fill a question, rather than name an event ("can you
+check the diary", "the main things")."""
 EVENT_NOUNS = frozenset("appointment appointments event events booking bookings".split())
 """Words for any event: they narrow only when the question's other words find nothing ("is the
 hospital appointment soon?" keeps the appointments when none mentions a hospital)."""

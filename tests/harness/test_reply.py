@@ -507,6 +507,17 @@ def test_the_days_asked_about_do_not_narrow_a_list():
     assert "Dentist" in calendar_reply(read, "What's left on my calendar for the rest of this month?").text
 
 
+def test_checking_the_diary_names_no_event():
+    read = CalendarRead(date(2026, 11, 18), date(2026, 11, 20), "the next 3 days",
+                        [_event("Dentist check-up", "2026-11-18T10:15:00+00:00", "2026-11-18T11:00:00+00:00"),
+                         _event("Lunch with Nerys", "2026-11-19T12:30:00+00:00", "2026-11-19T13:30:00+00:00")])
+    for asked in ("can you check the diary and tell me what's planned the next 3 days",
+                  "whats in the diary the next 3 days, the main things"):
+        text = calendar_reply(read, asked).text
+        assert "Dentist check-up" in text and "Lunch with Nerys" in text
+    assert "Lunch" not in calendar_reply(read, "when's the dentist check-up the next 3 days").text
+
+
 def test_a_date_answer_is_deterministic():
     payload = {"today": "2026-11-02", "weekday": "Monday", "ranges": {}}
     assert date_reply(payload, "What about this weekend?").text == (
