@@ -52,7 +52,7 @@ from edge_agent.harness.reserve import worst_case_tokens
 from edge_agent.harness.turn import CalendarRead, LimitReached, ModelCallFailed, TurnContext
 from edge_agent.store import spelling
 from edge_agent.store.passages import PASSAGE_SEPARATOR
-from edge_agent.store.text import MONTHS, STOPWORDS, QueryTerm, query_plan, stems, text_matches, words
+from edge_agent.store.text import MONTHS, QueryTerm, content_words, query_plan, stems, text_matches
 from edge_agent.tools import dates
 from edge_agent.tools.current_date import payload_today
 from edge_agent.tools.date_table import WEEKDAY_NAMES
@@ -469,7 +469,7 @@ def value_kinds(question: str) -> list[str]:
     in "when am i meeting aarav? he texted me the time" the time is asked too."""
     if asks_a_name(question):
         return []
-    emailing = any(w.startswith("email") for w in _plain_words(question))  # "the address I email X at", "emailnig"
+    emailing = any(w.startswith("email") for w in _plain_words(question))  # "I email X at", "emailnig"
 
     def kinds(text: str) -> list[str]:
         return list(dict.fromkeys("email" if emailing and VALUE_WORDS[w] == "postal" else VALUE_WORDS[w]
@@ -533,7 +533,7 @@ def parts(question: str) -> list[str]:
     plumber, and can you find his invoice?" is two; a question that splits into fewer than two
     pieces with such words is one: "where's that again" asks about what the piece before it said."""
     pieces = [p.strip(" ,;?") for p in PART_SPLIT.split(question)]
-    pieces = [p for p in pieces if any(len(w) > 1 and w not in STOPWORDS for w in words(p))]
+    pieces = [p for p in pieces if content_words(p)]
     return pieces if len(pieces) > 1 else [question]
 
 
@@ -598,8 +598,8 @@ WHOLE_AMOUNT = re.compile(r"[£$€]\s?\d[\d,]*(?:\.\d\d)?")
 
 
 def values_in(text: str) -> set[str]:
-    """The dates, times, sums, emails and numbers a line gives (VALUE_SHAPES), as written; a bare
-    year or a number under four digits is too common to tie two lines together."""
+    """The dates, times, sums, emails and numbers a line gives (IDENTIFYING_KINDS), as written; a
+    bare year or a number under four digits is too common to tie two lines together."""
     shapes = (*(VALUE_SHAPES[k] for k in IDENTIFYING_KINDS), WHOLE_AMOUNT)
     found = {m.group(0).strip().lower() for p in shapes for m in p.finditer(text)}
     return {v for v in found if not re.fullmatch(rf"{_YEAR}|\d{{1,3}}|[£$€]\s?\d", v)}

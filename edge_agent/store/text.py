@@ -70,11 +70,15 @@ def words(text: str) -> list[str]:
     return _WORD.findall(fold(text))
 
 
+def content_words(text: str) -> list[str]:
+    """`text`'s words that carry a ranking signal: stopwords and one-letter words dropped."""
+    return [w for w in words(text) if len(w) > 1 and w not in STOPWORDS]
+
+
 def query_terms(query: str) -> list[str]:
-    """The distinct ranking words of a query, stopwords and one-letter words dropped."""
+    """The distinct ranking words of a query (content_words; its stopwords when it has nothing else)."""
     seen: list[str] = []
-    raw = [w for w in words(query) if len(w) > 1]
-    kept = [w for w in raw if w not in STOPWORDS] or raw
+    kept = content_words(query) or [w for w in words(query) if len(w) > 1]
     for word in kept:
         if word not in seen:
             seen.append(word)
