@@ -17,7 +17,7 @@ from edge_agent.store.text import QueryTerm, fts_query
 PASSAGE_TARGET_CHARS = 420  # paragraphs are packed into a passage up to about this size
 PASSAGE_MAX_CHARS = 700  # no passage is longer than this
 PASSAGE_MIN_CHARS = 120  # a heading starts a new passage once the current one has this much
-PASSAGES_PER_HIT = 2  # best passages a file hit carries to the answer
+PASSAGES_PER_HIT = 3  # best passages a file hit carries to the answer
 SNIPPET_TOKENS = 28  # words of the best passage shown to the model (FTS5 snippet())
 PASSAGE_SEPARATOR = "\n…\n"  # between a hit's passages in its excerpt
 

@@ -74,3 +74,19 @@ async def test_the_porter_migrations_reindex_existing_rows(store):
     assert sorted(await migrate(conn)) == ["memory_003_porter", "notebook_002_porter"]
     assert [e.text for e in await store.memory.search("swim")] == ["Swimming before work again."]
     assert [n.title for n in await store.notebook.search("run")] == ["Running"]
+
+
+async def test_a_hit_carries_its_three_best_passages(store, tmp_path):
+    # A recipe names its dish in every section; the oven's heat is in one of them, and BM25 has no
+    # reason to put that one in the first two.
+    root = tmp_path / "docs"
+    root.mkdir()
+    filler = " ".join(["Take your time over this part of the plum tart."] * 8)
+    text = "\n\n".join(f"## {name}\n{filler} {extra}" for name, extra in [
+        ("Ingredients", "Plums, butter, flour."), ("Method", "Heat the oven to 180°C."),
+        ("Notes", "It freezes well."), ("Serving", "Cut it into eight.")])
+    assert len(split_passages(text)) == 4
+    (root / "recipe-plum-tart.md").write_text(text, encoding="utf-8")
+    await index_paths(store.conn, "pi", [root])
+    [hit] = await search_files(store.conn, "plum tart")
+    assert len(hit["excerpt"].split("\n…\n")) == 3 == len(hit["passages"])
