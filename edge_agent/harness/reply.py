@@ -595,20 +595,24 @@ def source_lines(sources: Sequence[Any]) -> list[str]:
 
 WHOLE_AMOUNT = re.compile(r"[£$€]\s?\d[\d,]*(?:\.\d\d)?")
 """A sum with all its digits (VALUE_SHAPES' amount only spots that a line has one)."""
+CODE = re.compile(r"\b(?=[A-Z0-9-]*\d)(?=[A-Z0-9-]*[A-Z])[A-Z0-9][A-Z0-9-]{4,}\b")
+"""A reference in capitals and digits ("GS0BW5", "JZY-3549-8145"): one booking, policy or parcel."""
 
 
 def values_in(text: str) -> set[str]:
-    """The dates, times, sums, emails and numbers a line gives (IDENTIFYING_KINDS), as written; a
-    bare year or a number under four digits is too common to tie two lines together."""
-    shapes = (*(VALUE_SHAPES[k] for k in IDENTIFYING_KINDS), WHOLE_AMOUNT)
+    """The dates, times, sums, emails, numbers and references a line gives (IDENTIFYING_KINDS,
+    CODE), as written; a bare year or a number under four digits is too common to tie two lines
+    together."""
+    shapes = (*(VALUE_SHAPES[k] for k in IDENTIFYING_KINDS), WHOLE_AMOUNT, CODE)
     found = {m.group(0).strip().lower() for p in shapes for m in p.finditer(text)}
     return {v for v in found if not re.fullmatch(rf"{_YEAR}|\d{{1,3}}|[£$€]\s?\d", v)}
 
 
 def file_with_the_value(picked: Sequence[Span], spans: Sequence[Span]) -> dict[str, Any] | None:
-    """A file among a part's candidates that holds a value a chosen note or message line gives:
-    the document the answer is written in ("when is the booster, on the vaccination record"),
-    attached and named beside the line."""
+    """A file among `spans` (every line the turn found) that holds a value a chosen note, message
+    or event line gives: the document the answer is written in ("when is the booster, on the
+    vaccination record"; the flight's booking reference, on the booking confirmation), attached
+    and named beside the line."""
     values = {v for s in picked if s.attachment is None for v in values_in(s.text)}
     if not values or any(s.attachment for s in picked):
         return None
@@ -704,9 +708,9 @@ async def reply(turn: TurnContext, *, needs_data: bool = True, first_stores: Seq
         spans = candidates(turn.channels, part, turn.queries, first_stores, related=related)
         picked = await choose(turn, spans, part if len(asked) > 1 else None) if spans else []
         chosen += [s for s in picked if s not in chosen]
-        written_in = written_in or file_with_the_value(picked, spans)
-    if chosen:
-        return with_file(composed(chosen), located or written_in)
+        written_in = written_in or file_with_the_value(picked, item_spans(turn.channels))
+    if chosen:  # the file a chosen value is written in, before the plan's best search hit
+        return with_file(composed(chosen), written_in or located)
     if not needs_data and located is None:
         return None
     return with_file(Reply(NOT_FOUND), located)

@@ -13,6 +13,7 @@ from edge_agent.harness.reply import (CANDIDATES, NOT_FOUND, PER_ITEM, Span, cal
                                       choice_schema, composed, date_reply, file_with_the_value, item_spans,
                                       numbered, parts, spans_of, unwrap, values_in, with_file)
 from edge_agent.harness.turn import CalendarRead
+from edge_agent.store.files import index_paths
 from edge_agent.store.recurrence import EventRecord
 from edge_agent.store.text import query_plan
 from edge_agent.tools.base import ToolResult
@@ -464,6 +465,27 @@ async def test_a_located_file_is_attached_and_named(make_harness):
     found = await make_harness(nothing).ask("find my resume", request_id="r5")
     assert found.answer == "Found resume.txt on laptop." and found.attachment["name"] == "resume.txt"
     assert RESUME_TEXT not in found.answer
+
+
+async def test_the_file_a_chosen_reference_is_written_in_is_attached_before_the_plans_best_hit(make_harness, store,
+                                                                                                 tmp_path):
+    # The plan's search finds the packing list first ("lisbon flight" all over it); the note line the
+    # model chooses gives the booking reference, and the confirmation is the file that holds it.
+    docs = tmp_path / "files" / "laptop" / "docs"
+    (docs / "lisbon-flight-packing-list.txt").write_text("Lisbon flight packing list: passport, charger, "
+                                                         "Lisbon flight snacks, Lisbon flight pillow.", encoding="utf-8")
+    (docs / "booking-confirmation-2027-01.txt").write_text("Your booking with Umbra Air.\n\nLisbon flight, "
+                                                           "booking reference: LX4Q7Z.", encoding="utf-8")
+    await index_paths(store.conn, "laptop", [tmp_path / "files" / "laptop"])
+    await store.notebook.add("fact", "Lisbon trip", "Flight to Lisbon on 14 January, booking reference LX4Q7Z.",
+                             "2026-10-02")
+    model = role_model(planner=[plan("find_document")],
+                       l3={"find_file": [{"query": "lisbon flight", "devices": []}]},
+                       choose=pick_holding("Flight to Lisbon on"))
+    out = await make_harness(model, by_question=True).ask("booking number for the lisbon flight?", request_id="r9")
+    assert out.answer.startswith("Lisbon trip: Flight to Lisbon on 14 January, booking reference LX4Q7Z.")
+    assert out.attachment["name"] == "booking-confirmation-2027-01.txt"
+    assert values_in("Booking reference GS0BW5, policy JZY-3549-8145.") == {"gs0bw5", "jzy-3549-8145", "3549-8145"}
 
 
 async def test_a_question_needing_no_data_gets_the_models_own_words(make_harness):
