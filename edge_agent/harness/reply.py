@@ -702,13 +702,14 @@ async def reply(turn: TurnContext, *, needs_data: bool = True, first_stores: Seq
         return done
     chosen: list[Span] = []
     written_in: dict[str, Any] | None = None
+    every = item_spans(turn.channels)  # where a chosen value may be written
     asked = parts(turn.question)
     for part in asked:  # a two-part question: each part ranked and chosen for on its own
         related = " ".join(p for p in asked if p != part)
         spans = candidates(turn.channels, part, turn.queries, first_stores, related=related)
         picked = await choose(turn, spans, part if len(asked) > 1 else None) if spans else []
         chosen += [s for s in picked if s not in chosen]
-        written_in = written_in or file_with_the_value(picked, item_spans(turn.channels))
+        written_in = written_in or file_with_the_value(picked, every)
     if chosen:  # the file a chosen value is written in, before the plan's best search hit
         return with_file(composed(chosen), written_in or located)
     if not needs_data and located is None:
