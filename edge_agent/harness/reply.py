@@ -55,7 +55,7 @@ from edge_agent.store.passages import PASSAGE_SEPARATOR
 from edge_agent.store.text import MONTHS, QueryTerm, content_words, query_plan, stems, text_matches
 from edge_agent.tools import dates
 from edge_agent.tools.current_date import payload_today
-from edge_agent.tools.date_table import WEEKDAY_NAMES
+from edge_agent.tools.date_table import AMOUNT_WORDS, WEEKDAY_NAMES
 from edge_agent.tools.query_calendar import day_label
 
 log = logging.getLogger(__name__)
@@ -116,8 +116,8 @@ _POSTAL = (rf"(?-i:\b\d{{1,4}}[a-z]?,?\s+(?:[A-Z][\w'-]*\s+){{1,3}}(?:{_STREETS}
            r"|\b[A-Z][a-z]+(?:straat|gracht|weg|laan|plein|kade)\s+\d+"  # Aldergracht 118
            r"|\b[A-Z]{1,2}\d[A-Z\d]?\s\d[A-Z]{2}\b|\b[A-Z]\d{2}\s[A-Z\d]{4}\b|\b\d{4}\s?[A-Z]{2}\b)")  # postcodes
 _TEMPERATURE = r"\b\d+\s?°\s?[CF]?|\b\d+\s?degrees\b|\bgas mark \d"
-_DURATION = (r"\b(?:\d+|a|an|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|fifteen|twenty|thirty"
-             r"|forty|fifty|sixty|ninety|half an?)\s+(?:minutes?|mins?|hours?|hrs?|days?|weeks?|months?|years?)\b")
+_DURATION = (r"\b(?:\d+|" + "|".join((*AMOUNT_WORDS, *"fifteen twenty thirty forty fifty sixty ninety".split()))
+             + r"|half an?)\s+(?:minutes?|mins?|hours?|hrs?|days?|weeks?|months?|years?)\b")
 VALUE_SHAPES = {kind: re.compile(pattern, re.IGNORECASE) for kind, pattern in {
     "number": _DIGITS, "email": r"[\w.+-]+@[\w-]+\.\w", "date": _DATE, "time": _TIME, "amount": _AMOUNT,
     "postal": _POSTAL, "temperature": _TEMPERATURE, "duration": _DURATION}.items()}
@@ -162,7 +162,7 @@ email from the landlord"); without them ("sams email", "what email should I use"
 TOLD = re.compile(r"\b(?:say|said|says|sent|send|wrote|write|message|reply|replied|about|mention|mentioned)\b",
                   re.IGNORECASE)
 """A question about what was said ("what did the delivery email say") asks for the saying, not a value."""
-CALENDAR_WORDS = frozenset(w for name in (*MONTHS, *(d.lower() for d in WEEKDAY_NAMES)) for w in (name, name[:3])) | {"sept"}
+CALENDAR_NAMES = frozenset(w for name in (*MONTHS, *(d.lower() for d in WEEKDAY_NAMES)) for w in (name, name[:3])) | {"sept"}
 """Capitalised words that name no thing a naming question asks for."""
 CAPITALISED = re.compile(r"[A-Z][A-Za-z]*(?:['’]s)?\b")
 CLAUSE_START = ".!?:;—–-(\"'‘“@·•|"
@@ -178,7 +178,7 @@ def names_in(text: str) -> set[str]:
         before = text[:m.start()].rstrip()
         if before and before[-1] not in CLAUSE_START:
             word = re.sub(r"['’]s$", "", m.group(0)).lower()
-            if word not in CALENDAR_WORDS:
+            if word not in CALENDAR_NAMES:
                 out.add(word)
     return out
 
@@ -597,14 +597,15 @@ WHOLE_AMOUNT = re.compile(r"[£$€]\s?\d[\d,]*(?:\.\d\d)?")
 """A sum with all its digits (VALUE_SHAPES' amount only spots that a line has one)."""
 CODE = re.compile(r"\b(?=[A-Z0-9-]*\d)(?=[A-Z0-9-]*[A-Z])[A-Z0-9][A-Z0-9-]{4,}\b")
 """A reference in capitals and digits ("GS0BW5", "JZY-3549-8145"): one booking, policy or parcel."""
+TIE_SHAPES = (*(VALUE_SHAPES[k] for k in IDENTIFYING_KINDS), WHOLE_AMOUNT, CODE)
+"""The shapes values_in reads, built once: it runs over every line a turn found."""
 
 
 def values_in(text: str) -> set[str]:
     """The dates, times, sums, emails, numbers and references a line gives (IDENTIFYING_KINDS,
     CODE), as written; a bare year or a number under four digits is too common to tie two lines
     together."""
-    shapes = (*(VALUE_SHAPES[k] for k in IDENTIFYING_KINDS), WHOLE_AMOUNT, CODE)
-    found = {m.group(0).strip().lower() for p in shapes for m in p.finditer(text)}
+    found = {m.group(0).strip().lower() for p in TIE_SHAPES for m in p.finditer(text)}
     return {v for v in found if not re.fullmatch(rf"{_YEAR}|\d{{1,3}}|[£$€]\s?\d", v)}
 
 

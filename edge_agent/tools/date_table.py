@@ -32,9 +32,10 @@ _WEEKDAY_SPELLINGS = {"monday": 0, "tuesday": 1, "tues": 1, "wednesday": 2, "wed
 _MONTH_SPELLINGS = {name.lower(): i for i, name in enumerate(MONTH_NAMES, 1)}
 _MONTH_SPELLINGS.update({name.lower()[:3]: i for i, name in enumerate(MONTH_NAMES, 1) if name != "May"})
 _MONTH_SPELLINGS["sept"] = 9
-_AMOUNT_WORDS = {w: i for i, w in enumerate(("one", "two", "three", "four", "five", "six", "seven", "eight", "nine",
+AMOUNT_WORDS = {w: i for i, w in enumerate(("one", "two", "three", "four", "five", "six", "seven", "eight", "nine",
                                              "ten", "eleven", "twelve"), 1)}
-_AMOUNT_WORDS.update({"a": 1, "an": 1})
+AMOUNT_WORDS.update({"a": 1, "an": 1})
+"""A count in words ("in two weeks", "a fortnight"); reply.py reads lengths of time with it too."""
 _NTH = {"first": 1, "1st": 1, "second": 2, "2nd": 2, "third": 3, "3rd": 3, "fourth": 4, "4th": 4,
         "fifth": 5, "5th": 5, "last": -1}
 _UNIT_DAYS = {"day": 1, "week": 7, "fortnight": 14}
@@ -43,7 +44,7 @@ _WD_ALT = "|".join(sorted(_WEEKDAY_SPELLINGS, key=len, reverse=True))
 _WD = rf"(?P<wd>{_WD_ALT})"
 _MON = r"(?P<mon>" + "|".join(sorted(_MONTH_SPELLINGS, key=len, reverse=True)) + r")\.?"
 _MONTH_REF = rf"(?:(?P<rel>this|next|last)\s+month|the\s+month\s+after\s+next|{_MON}(?:\s+(?P<y>\d{{4}}))?)"
-_AMOUNT = r"(?P<n>\d{1,3}|" + "|".join(_AMOUNT_WORDS) + r")"
+_AMOUNT = r"(?P<n>\d{1,3}|" + "|".join(AMOUNT_WORDS) + r")"
 _ORD = r"(?P<d>[0-3]?\d)(?:st|nd|rd|th)"
 # An ordinal followed by a noun ("the 3rd floor", "the 2nd draft") is not a date.
 # Function words may follow a date ("on the 22nd when you get a sec", "the 5th if that works").
@@ -227,7 +228,7 @@ def _ordinal(m: re.Match, today: date) -> Span | None:
 
 def _amount(m: re.Match) -> int:
     text = (m.groupdict().get("n") or "1").lower()  # "the past week": one
-    return int(text) if text.isdigit() else _AMOUNT_WORDS[text]
+    return int(text) if text.isdigit() else AMOUNT_WORDS[text]
 
 
 def _offset(m: re.Match, today: date, sign: int) -> Span | None:
