@@ -2,7 +2,8 @@
 
 Conventions (British and American phrasings alike): weeks run Monday to Sunday and a weekend is
 that week's Saturday and Sunday. "this/next/last Friday" is Friday of this/next/last week and a
-bare "Friday" is this week's; "the Friday just gone" is the nearest Friday before today and "this
+bare "Friday" is this week's, or the coming one once this week's has gone (unless the text speaks
+of the past: "what did I spend on Monday"); "the Friday just gone" is the nearest Friday before today and "this
 coming Friday" the nearest after it; "a week on Friday" / "Friday week" is a week after that.
 A date without a year ("3 December") is the nearest such date; a day of the month without a
 month ("the 3rd") is the next one on or after today; "the next 3 days" starts tomorrow, "the
@@ -110,6 +111,17 @@ def _in_week(m: re.Match, today: date, weeks: int) -> Span:
 def _coming(m: re.Match, today: date) -> date:
     """The nearest such weekday after today."""
     return today + timedelta(days=(_weekday(m) - today.weekday() - 1) % 7 + 1)
+
+
+PAST = re.compile(r"\b(?:did|was|were|went|had|happened|spent|paid|said|told|ago)\b", re.IGNORECASE)
+"""Words that put a text in the past: a bare weekday there is this week's even when it has gone."""
+
+
+def _bare_weekday(m: re.Match, today: date) -> Span:
+    """A weekday with no word before it: this week's, or the coming one when this week's has gone
+    and the text does not speak of the past (on a Saturday "what am I up to Monday" is the next)."""
+    day = _monday(today) + timedelta(days=_weekday(m))
+    return _day(_coming(m, today) if day < today and not PAST.search(m.string) else day)
 
 
 def _gone(m: re.Match, today: date) -> date:
@@ -381,13 +393,13 @@ TABLE: tuple[Phrasing, ...] = (
     Phrasing("not_a_date", _p(rf"(?:every|each|per|once\s+a|twice\s+a|a|an)\s+(?:other\s+|second\s+)?"
                               rf"(?:{_WD_ALT}|day|week|weekend|fortnight|month)|days?\s+of\s+the\s+week"),
              lambda m, t: None, is_date=False),
-    Phrasing("tomorrow", _p(r"tomorrow"), lambda m, t: _day(t + timedelta(days=1))),
+    Phrasing("tomorrow", _p(r"tom+or+ow|tmrw|tmr|tmw|2mo?r+ow"), lambda m, t: _day(t + timedelta(days=1))),
     Phrasing("yesterday", _p(r"yesterday|last\s+night"), lambda m, t: _day(t - timedelta(days=1))),
-    Phrasing("today", _p(r"today|tonight|this\s+(?:morning|afternoon|evening)"), lambda m, t: _day(t)),
+    Phrasing("today", _p(r"today|tonight|tonite|this\s+(?:morning|afternoon|evening)"), lambda m, t: _day(t)),
     Phrasing("month_year", _p(rf"{_MON}\s+(?P<y>\d{{4}})"), lambda m, t: _month(*_month_ref(m, t))),
     Phrasing("month_name", _p(rf"(?:(?P<rel>this|next|last)|in|during|for)\s+{_MON}(?:\s+(?P<y>\d{{4}}))?"),
              _named_month),
-    Phrasing("weekday", _p(_WD), lambda m, t: _in_week(m, t, 0)),
+    Phrasing("weekday", _p(_WD), _bare_weekday),
 )
 """The phrasings, in matching order."""
 

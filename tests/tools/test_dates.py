@@ -37,7 +37,11 @@ CASES = [
     ("the day before yesterday", "2026-11-16", None),
     ("this Saturday", "2026-11-21", None),
     ("Saturday", "2026-11-21", None),
-    ("Monday", "2026-11-16", None),  # a bare weekday is this week's, even when it has passed
+    ("Monday", "2026-11-23", None),  # a bare weekday whose day this week has gone is the coming one
+    ("Thursday", "2026-11-19", None),
+    ("Wednesday", "2026-11-18", None),  # today
+    ("tmrw", "2026-11-19", None),
+    ("tommorow", "2026-11-19", None),
     ("next Friday", "2026-11-27", None),
     ("last Tuesday", "2026-11-10", None),
     ("Tuesday next week", "2026-11-24", None),
@@ -184,6 +188,14 @@ def test_phrases_it_cannot_work_out_are_unresolved_never_guessed(text):
 @pytest.mark.parametrize("text", NOT_DATES)
 def test_words_that_are_not_dates_are_left_alone(text):
     assert resolve_all(text, WORLD_TODAY) == []
+
+
+def test_a_bare_weekday_that_has_gone_is_the_coming_one_unless_the_text_speaks_of_the_past():
+    """On a Wednesday "what am I up to Monday" asks about next Monday; "what did I spend on
+    Monday" about two days ago."""
+    [ahead] = resolve_all("what am i up to monday", WORLD_TODAY)
+    [before] = resolve_all("what did i spend on monday", WORLD_TODAY)
+    assert (ahead.span.first, before.span.first) == (D("2026-11-23"), D("2026-11-16"))
 
 
 def test_phrases_inside_a_question_in_reading_order_and_described():
