@@ -104,7 +104,11 @@ def test_a_two_part_question_gets_candidates_for_each_part():
     ("so a number for my dad, plus the bread trick he told me", ["so a number for my dad", "the bread trick he told me"]),
     ("When is Leo's birthday and where does he live?", ["When is Leo's birthday", "where does he live"]),
     ("Leo's birthday? What's his address?", ["Leo's birthday", "What's his address"]),
-    ("Tom and Mia's address", ["Tom and Mia's address"]),  # one thing: no comma, no question word after "and"
+    ("Tom and Mia's address", ["Tom and Mia's address"]),
+    ("car insurance policy number + when's the MOT due", ["car insurance policy number", "when's the MOT due"]),
+    ("the vets number & the pet insurance policy", ["the vets number", "the pet insurance policy"]),
+    ("Tom & Mia's address", ["Tom & Mia's address"]),
+    ("where did mum book the cottage? also need her mobile", ["where did mum book the cottage", "also need her mobile"]),  # one thing: no comma, no question word after "and"
     ("my mum's email address and the restaurant from her birthday?",
      ["my mum's email address", "the restaurant from her birthday"]),  # "and the ...": a second thing
     ("a gift idea for my brother plus his shoe size", ["a gift idea for my brother", "his shoe size"]),
