@@ -73,6 +73,13 @@ def most_mentioned(events: list[dict[str, Any]], question: str) -> list[dict[str
     return [e for score, e in scored if score == best] if best else []
 
 
+def names_all(events: list[dict[str, Any]], question: str) -> bool:
+    """Whether one of the events mentions every word of the question that could name one: "when is
+    the running club AGM" is not answered by "Running club ride" when the AGM is in a note."""
+    terms = [t for t in topic_terms(question) if t.word not in STOPWORDS]
+    return any(mentions(e, terms) == len(terms) for e in events)
+
+
 def about(result: ToolResult, question: str, span: str) -> ToolResult:
     """`result` (a calendar read with no day named) narrowed to the events that mention the
     question's words the most; not found when none does. `span` is the range read, for the text."""

@@ -681,13 +681,14 @@ def says_not_found(answer: str) -> bool:
 # -- the whole answer ------------------------------------------------------------------------------
 def rendered(turn: TurnContext, first_stores: Sequence[str] = ()) -> Reply | None:
     """An answer that needs no choice: today's date for a plan of the date alone, the events of a
-    calendar range the plan read (by the day the asker named, or by name); None otherwise."""
+    calendar range the plan read (by the day the asker named, or by name when an event mentions
+    every word that could name one); None otherwise: everything found is ranked."""
     if first_stores and set(first_stores) == {"date"} and turn.channels.date:
         return date_reply(turn.channels.date, turn.question)
     named = [r for r in turn.calendar_reads if r.phrase]
     if named:
         return calendar_reply(named[-1], turn.question)
-    found_by_name = [r for r in turn.calendar_reads if r.events]
+    found_by_name = [r for r in turn.calendar_reads if r.events and by_name.names_all(r.events, turn.question)]
     if found_by_name:
         return calendar_reply(found_by_name[-1], turn.question)
     return None

@@ -4,7 +4,8 @@ from __future__ import annotations
 from datetime import date
 
 from harness_kit import plan, role_model
-from edge_agent.harness.by_name import about, topic_terms
+from harness_kit import pick_holding
+from edge_agent.harness.by_name import about, names_all, topic_terms
 from edge_agent.store.recurrence import EventRecord
 from edge_agent.tools.base import ToolResult
 
@@ -71,3 +72,19 @@ def test_with_no_name_found_the_events_the_question_calls_them_are_kept():
     out = about(calendar(events), "Is the hospital appointment soon? what day is it", SPAN)
     assert [e["title"] for e in out.payload] == ["Dermatology appointment"]
     assert about(calendar(events), "What appointments have I got?", SPAN).payload == events  # no name: all
+
+
+async def test_an_event_that_names_only_part_of_what_is_asked_is_not_the_answer(make_harness, store):
+    """"running club agm when is it": the club's weekly ride mentions "running club", not the AGM,
+    which a note gives; every store found is ranked instead of the ride being listed."""
+    ride = [event("Running club ride", "2026-11-07")]
+    assert not names_all(ride, "running club agm when is it") and names_all(ride, "when's the running club ride")
+    await store.calendar.upsert(EventRecord("ride", "Running club ride", date(2026, 11, 7), date(2026, 11, 8), True))
+    await store.notebook.add("fact", "Running club", "The running club AGM is at Kingsley Rooms on 27 November.",
+                             "2026-10-20")
+    model = role_model(planner=[plan("calendar_question")], choose=pick_holding("AGM"))
+    out = await make_harness(model, by_question=True).ask("running club agm when is it", request_id="bn3")
+    assert out.answer == "Running club: The running club AGM is at Kingsley Rooms on 27 November."
+    model = role_model(planner=[plan("calendar_question")])
+    out = await make_harness(model, by_question=True).ask("when's the running club ride", request_id="bn4")
+    assert out.answer == "Calendar: Running club ride — Sat 7 Nov (all day)"
