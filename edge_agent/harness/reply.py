@@ -129,7 +129,7 @@ HEADING_VALUE = re.compile(rf"\b{_YEAR}\b|{_DATE}|{_AMOUNT}", re.IGNORECASE)
 """A value a heading may hold (never a section's number, "## 15. Warranty", or a model's, "YC-2762")."""
 VALUE_WORDS = {"number": "number", "numbers": "number", "phone": "number", "mobile": "number", "tel": "number",
                "code": "number", "pin": "number", "reference": "number", "email": "email", "address": "postal",
-               "when": "date", "date": "date", "day": "date", "birthday": "date", "due": "date",
+               "when": "date", "whens": "date", "date": "date", "day": "date", "birthday": "date", "due": "date",
                "time": "time", "cost": "amount", "price": "amount", "much": "amount", "total": "amount",
                "pay": "amount", "paid": "amount", "spend": "amount", "spent": "amount", "charge": "amount",
                "fee": "amount", "owe": "amount", "quote": "amount", "temperature": "temperature",

@@ -14,6 +14,7 @@ from edge_agent.harness.reply import (CANDIDATES, NOT_FOUND, PER_ITEM, Span, cal
                                       numbered, parts, spans_of, unwrap, values_in, with_file)
 from edge_agent.harness.turn import CalendarRead
 from edge_agent.store.files import index_paths
+from edge_agent.store.text import content_words
 from edge_agent.store.recurrence import EventRecord
 from edge_agent.store.text import query_plan
 from edge_agent.tools.base import ToolResult
@@ -23,9 +24,11 @@ def note(i: int, title: str, body: str) -> dict:
     return {"id": i, "kind": "fact", "title": title, "body": body, "updated": "2026-10-01"}
 
 
-def channels_with(*notes: dict, memory: tuple = (), files: tuple = ()) -> SideChannels:
+def channels_with(*notes: dict, memory: tuple = (), files: tuple = (), events: tuple = ()) -> SideChannels:
     ch = SideChannels()
     ch.add(ToolResult("n", list(notes), channel="notes"))
+    if events:
+        ch.add(ToolResult("e", list(events), channel="events"))
     if memory:
         ch.add(ToolResult("m", list(memory), channel="memory"))
     for hit in files:
@@ -242,6 +245,19 @@ def test_a_part_asking_for_a_number_is_answered_only_by_lines_holding_one():
     assert candidates(ch, "What's my passport number?") == []  # a date is not the number asked for
     assert candidates(ch, "whats gwens email") == []
     assert candidates(ch, "when is gwens birthday")[0].text == "Birthday 3 November (born 1952)."
+
+
+def test_a_contraction_typed_without_its_apostrophe_is_the_question_word():
+    """"whens rory coming to stay" asks when, like "when's": it is no word to find in a line (Rory's
+    "Call me when you're free" outranked the calendar's "Rory staying") and it asks for a date."""
+    event = {"uid": "1", "title": "Rory staying", "start": "2027-08-27", "end": "2027-08-29", "all_day": True,
+             "notes": "Rory comes to stay for the weekend."}
+    message = {"id": 2, "kind": "message", "who": "Rory Borkowski", "when": "2027-03-07T20:00:00+00:00",
+               "text": "Call me when you're free x"}
+    ch = channels_with(events=(event,), memory=(message,))
+    assert candidates(ch, "whens rory coming to stay")[0].store == "calendar"
+    assert replies.value_kinds("whens rory coming to stay") == ["date"]
+    assert content_words("whats wheres whos hows dont cant") == []
 
 
 def test_a_temperature_or_a_length_of_time_asked_for_ranks_the_line_that_gives_it():
