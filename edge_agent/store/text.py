@@ -37,12 +37,11 @@ with would you your yours yourself yourselves please find show tell get give loo
 want wanted
 hey hi hiya hello um uh erm er pls plz thanks thank thx ta cheers sorry ok okay oh yeah btw quick
 actually anywhere somewhere anything something stuff thing things remind know again
-whats whens wheres whos hows whys thats theres heres im ive dont didnt doesnt cant wont isnt arent
-wasnt werent youre theyre lets
+whats whens wheres whos hows whys thats theres heres im ive youre theyre lets
 """.split())
 """Words that carry no ranking signal in a search query, with the fillers of a question typed to a
 phone ("hiya is there a number for my electrician anywhere in my stuff ta") and its contractions
-typed without the apostrophe ("whens" found every line saying "when"):
+typed without the apostrophe ("whens" found every line saying "when"; a "doesnt" stays: it means):
 matched in a stored line they make a manual's "anything" or a newsletter's "thanks" look like an answer."""
 
 SOFT_WORDS = frozenset("""
