@@ -41,7 +41,7 @@ import time
 from collections import Counter
 from dataclasses import dataclass, field
 from datetime import date
-from typing import Any, Sequence
+from typing import Any, Awaitable, Callable, Sequence
 
 from pydantic import BaseModel, ConfigDict, Field, conint, create_model
 
@@ -99,6 +99,8 @@ ASIDE_WEIGHT = 0.3  # a word of a clause after the one that asks: "..., i keep g
 PRONOUN = re.compile(r"\b(?:he|she|him|her|his|hers|they|them|their|theirs)\b", re.IGNORECASE)
 """A part that says "he" or "her" is about whom the other part names ("a gift for Omar, and what
 book he told me to read"): that name counts fully there (see candidates)."""
+WHO = re.compile(r"\b(?:who|whos|who's|whom)\b", re.IGNORECASE)
+"""A part that asks for a person: the name its answer gives is whom a later part's pronoun means."""
 LIST_SPLIT = re.compile(r"\s+[·•|]\s+|;\s+|\s+—\s+|\s*\n\s*")
 """Where a sentence's parts are separate values: list dots, bars, semicolons, dashes, lines."""
 HEADING = re.compile(r"^#{1,6}\s+")
@@ -417,7 +419,8 @@ def candidates(channels: SideChannels, question: str, crafted: Sequence[str] = (
              for i, s in enumerate(spans)]
 
     def score(i: int) -> float:
-        if own[i] and own[i] <= other_words:  # only the other parts' words: that part's candidate, not this one's
+        if own[i] and own[i] <= other_words and not own[i] <= referent:  # the other parts' words: their line
+            # (a line holding only whom this part's pronoun means, "Tove Dahl (friend): Lives at ...", is this one's)
             return 0.0
         near = context[spans[i].item] - own[i]
         base = (sum(weight[t] * cover[t] * (1.0 if t in direct[i] else SYNONYM_WEIGHT) for t in own[i])
@@ -571,6 +574,22 @@ async def choose(turn: TurnContext, spans: Sequence[Span], question: str | None 
 
 
 # -- 3. composition --------------------------------------------------------------------------------
+def named_by_answer(picked: Sequence[Span], question: str) -> str:
+    """The names the lines chosen for a "who ..." part give that the question did not say, as
+    written ("Lent Tove Dahl my sewing machine" -> "Tove Dahl"): whom a later part's "her" means."""
+    said = set(stems(question))
+    words = [re.sub(r"['’]s$", "", m.group(0)) for s in picked for m in CAPITALISED.finditer(s.text)
+             if re.sub(r"['’]s$", "", m.group(0)).lower() in names_in(s.text)]
+    return " ".join(dict.fromkeys(w for w in words if not set(stems(w)) & said))
+
+
+def pronoun_named(part: str, name: str) -> str:
+    """A part with its pronouns replaced by whom they mean, for the model choosing its lines: "whats
+    her address" -> "whats Tove Dahl's address"."""
+    part = re.sub(r"\b(?:his|her|their)\b(?=\s+\w)", f"{name}'s", part, flags=re.IGNORECASE)
+    return PRONOUN.sub(name, part)
+
+
 def composed(chosen: Sequence[Span]) -> Reply:
     """The chosen spans after where each comes from, one line an entry, in the order chosen."""
     groups: dict[tuple, list[Span]] = {}
@@ -695,10 +714,12 @@ def rendered(turn: TurnContext, first_stores: Sequence[str] = ()) -> Reply | Non
 
 
 async def reply(turn: TurnContext, *, needs_data: bool = True, first_stores: Sequence[str] = (),
-                located: dict[str, Any] | None = None) -> Reply | None:
+                located: dict[str, Any] | None = None,
+                look_up: Callable[[str], Awaitable[Any]] | None = None) -> Reply | None:
     """The answer from what the turn found: rendered, or chosen among its spans and composed
     (None: nothing was chosen and the plan said the question needs no data). `first_stores`: the
-    stores of the plan's tools; `located`: the file its own find_file located."""
+    stores of the plan's tools; `located`: the file its own find_file located; `look_up(words)`:
+    searches the local stores into the turn's side channels (for named_by_answer)."""
     done = rendered(turn, first_stores)
     if done is not None:
         return done
@@ -706,12 +727,19 @@ async def reply(turn: TurnContext, *, needs_data: bool = True, first_stores: Seq
     written_in: dict[str, Any] | None = None
     every = item_spans(turn.channels)  # where a chosen value may be written
     asked = parts(turn.question)
+    answered_names = ""  # the names a "who ..." part's chosen lines gave
     for part in asked:  # a two-part question: each part ranked and chosen for on its own
         related = " ".join(p for p in asked if p != part)
+        shown = part
+        if answered_names and look_up is not None and PRONOUN.search(part):
+            await look_up(answered_names)  # "... and what's her address": her page, found by her name
+            related, shown = f"{related} {answered_names}", pronoun_named(part, answered_names)
         spans = candidates(turn.channels, part, turn.queries, first_stores, related=related)
-        picked = await choose(turn, spans, part if len(asked) > 1 else None) if spans else []
+        picked = await choose(turn, spans, shown if len(asked) > 1 else None) if spans else []
         chosen += [s for s in picked if s not in chosen]
         written_in = written_in or file_with_the_value(picked, every)
+        if WHO.search(part):
+            answered_names = named_by_answer(picked, turn.question)
     if chosen:  # the file a chosen value is written in, before the plan's best search hit
         return with_file(composed(chosen), written_in or located)
     if not needs_data and located is None:

@@ -71,6 +71,21 @@ async def search_everywhere(turn: TurnContext, local: Toolbox, tools: tuple[str,
     ran: list[str] = []
     if not query:
         return ran
+    ran += await search_words(turn, local, tools, query)
+    if calendar is not None and by_name.topic_terms(turn.question):
+        first, last = prompts.open_range(local.ctx.now().date())  # the device's clock: no date tool to show
+        args = local.tools[calendar].Args.model_validate({"start": first.isoformat(), "end": last.isoformat()})
+        narrow = functools.partial(by_name.about, question=turn.question,
+                                   span=f"{first.isoformat()} to {last.isoformat()}")
+        await _run(turn, local, calendar, args, ran, narrow)
+    return ran
+
+
+async def search_words(turn: TurnContext, local: Toolbox, tools: tuple[str, ...], query: str) -> list[str]:
+    """Search the stores of `tools` (searchable) for `query`; the tools run. The reply also calls it
+    (as its look_up) for the name one part's answer gave another: "who has my sewing machine, and
+    what's her address" looks up the friend the first answer names."""
+    ran: list[str] = []
     for name in tools:
         if turn.elapsed_s() > turn.limits.deadline_s:
             break
@@ -79,12 +94,6 @@ async def search_everywhere(turn: TurnContext, local: Toolbox, tools: tuple[str,
         except ValidationError:  # too long for this tool, say: it is not searched
             continue
         await _run(turn, local, name, args, ran)
-    if calendar is not None and by_name.topic_terms(turn.question):
-        first, last = prompts.open_range(local.ctx.now().date())  # the device's clock: no date tool to show
-        args = local.tools[calendar].Args.model_validate({"start": first.isoformat(), "end": last.isoformat()})
-        narrow = functools.partial(by_name.about, question=turn.question,
-                                   span=f"{first.isoformat()} to {last.isoformat()}")
-        await _run(turn, local, calendar, args, ran, narrow)
     return ran
 
 

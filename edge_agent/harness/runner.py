@@ -8,6 +8,7 @@ kind error with a clear message; nothing escapes as a crash.
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 import secrets
 from dataclasses import dataclass
@@ -143,8 +144,10 @@ class Harness:
         if self.by_question and not after_limit and turn.elapsed_s() <= turn.limits.deadline_s:
             await retrieval.search_everywhere(turn, self.local, self.searchable, self.calendar)
         try:
+            look_up = functools.partial(retrieval.search_words, turn, self.local, self.searchable) \
+                if self.by_question and not after_limit else None
             final = await replies.reply(turn, needs_data=skill is not None or mode == "direct", first_stores=stores,
-                                        located=turn.located[-1] if turn.located else None)
+                                        located=turn.located[-1] if turn.located else None, look_up=look_up)
         except (ModelCallFailed, LimitReached):
             final = None
         if final is not None:

@@ -8,7 +8,7 @@ from edge_agent.tools.registry import build_tools
 
 def test_the_stores_searched_by_words_are_the_query_only_ones_without_an_effect():
     assert set(searchable(build_tools())) == {"check_notebook", "grep_memory", "find_file"}
-    assert question_query("whats leos girlfriend called?") == "whats leos girlfriend called"
+    assert question_query("whats leos girlfriend called?") == "leos girlfriend called"  # "whats" is "what's"
     assert question_query("hi") == "hi" and question_query("?!") == ""
 
 
@@ -42,3 +42,19 @@ async def test_switched_off_nothing_but_the_plan_runs(make_harness):
                        choose=pick_holding("3 May"))
     out = await make_harness(model, by_question=False).ask("When is Leo's birthday?", request_id="q3")
     assert out.by_question == [] and out.tools_called == ["check_notebook"]
+
+
+async def test_a_later_parts_pronoun_means_whom_the_who_parts_answer_names(make_harness, store):
+    """"who has my tent and whens his birthday": the journal names Leo, so "his" is Leo's; his page
+    is looked up by that name, and the model choosing for the second part reads "Leo Marsh's"."""
+    await store.notebook.add("person", "Mia Holt (friend)", "Mia Holt is Clara's friend. Birthday 9 June 1991.",
+                             "2026-10-02")
+    await store.memory.add("journal", "Clara", "2026-10-20T21:00:00+01:00",
+                           "Lent Leo Marsh my tent; he promised it back soon.")
+    model = role_model(planner=[plan("recall_conversation")], l3={"grep_memory": [{"query": "tent"}]},
+                       choose=[{"lines": [1]}, {"lines": [1]}])  # each part's best-ranked line
+    out = await make_harness(model, by_question=True).ask("who has my tent and whens his birthday", request_id="h1")
+    second = [c for c in model.calls if c.role == "choose"][-1].prompt
+    assert "whens Leo Marsh's birthday" in second and "1. Leo Marsh (brother): Birthday 3 May 1990." in second
+    assert out.answer.splitlines() == ["Your journal, 20 Oct 2026: Lent Leo Marsh my tent; he promised it back soon.",
+                                       "Leo Marsh (brother): Birthday 3 May 1990."]
