@@ -246,16 +246,25 @@ class Reply:
 
 
 # -- 1. candidates ---------------------------------------------------------------------------------
+FIELD = re.compile(r"^[A-Z][\w ()%'-]{0,30}:\s")
+"""A line that starts a field of its own ("Account number: ...", "VAT at 5%: ..."): never a wrapped line's rest."""
+
+
 def unwrap(text: str) -> str:
-    """A file's text with its wrapped lines joined (a PDF breaks sentences at its margin)."""
+    """A file's text with its wrapped lines joined (a PDF breaks sentences at its margin): a line
+    goes on the one before when that one, as written, was long and ended without a stop, and it
+    starts no field of its own. A bill's "Supply address: ..., Belfast FA3 1GY" is long and
+    unstopped; the "Account number: ..." after it is not its rest."""
     out: list[str] = []
+    prev = ""
     for line in text.split("\n"):
         s = line.strip()
-        prev = out[-1] if out else ""
-        if len(prev) >= WRAP_CHARS and not prev.endswith((".", "!", "?", ":")) and s and not s.startswith(("-", "*", "•")):
-            out[-1] = f"{prev} {s}"
+        if (len(prev) >= WRAP_CHARS and not prev.endswith((".", "!", "?", ":")) and s and out
+                and not s.startswith(("-", "*", "•")) and not FIELD.match(s)):
+            out[-1] = f"{out[-1]} {s}"
         else:
             out.append(s)
+        prev = s
     return "\n".join(out)
 
 

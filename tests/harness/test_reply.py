@@ -75,6 +75,12 @@ def test_wrapped_file_lines_are_joined_and_short_lines_kept():
             "Rail.\nProfile\n- Mentor a graduate analyst.")
     assert unwrap(text) == ("Built and maintain the customer churn model used for Mapleton Foods, Hollis & Grey and "
                             "Corvid Rail.\nProfile\n- Mentor a graduate analyst.")
+    # A long unstopped field is not wrapped into the fields after it, nor a joined line into the next.
+    bill = ("Supply address: Flat 2, 3 Fairfield Close, Headington, Belfast FA3 1GY\nAccount number: 3136 9904 11\n"
+            "Total of your August electricity bill: £48.39")
+    assert unwrap(bill) == bill
+    long = "word " * 15
+    assert unwrap(f"{long}\n{long}\nend.\nNext line") == f"{long.strip()} {long.strip()} end.\nNext line"
 
 
 # -- candidates -----------------------------------------------------------------------------------
