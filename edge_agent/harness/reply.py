@@ -494,9 +494,14 @@ def asks_a_name(question: str) -> bool:
     return bool(NAMING_WORDS.intersection(_plain_words(question)))
 
 
+NUMBER_SHORT = re.compile(r"\b(?:no|num|nr)\b\.?(?=\s*(?:[?!,;]|$))|#", re.IGNORECASE)
+""""number" written short where a clause ends: "car insurance policy no?", "ref num", "#"."""
+
+
 def _plain_words(question: str) -> list[str]:
-    """A question's runs of letters, lower case: the words the kind-of-value lists are looked up by."""
-    return re.findall(r"[a-z]+", question.lower())
+    """A question's runs of letters, lower case, "no." read "number": the words the kind-of-value
+    lists are looked up by."""
+    return re.findall(r"[a-z]+", NUMBER_SHORT.sub(" number", question).lower())
 
 
 def asked_kind(question: str) -> str | None:

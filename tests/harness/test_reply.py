@@ -266,6 +266,13 @@ def test_a_contraction_typed_without_its_apostrophe_is_the_question_word():
     assert content_words("whats wheres whos hows youre") == []
 
 
+def test_number_written_short_asks_for_a_number():
+    assert replies.asked_kind("car insurance policy no?") == "number"
+    assert replies.asked_kind("whats the booking ref num") == "number"
+    assert replies.asked_kind("dentist phone no") == "phone"
+    assert replies.asked_kind("is there no bin day this week") is None  # a "no" inside a clause says no
+
+
 def test_a_temperature_or_a_length_of_time_asked_for_ranks_the_line_that_gives_it():
     # A recipe's lines all name the dish; only one says how hot, and only one how long.
     recipe = {"device": "pi", "path": "/d/recipe-plum-tart.md", "name": "recipe-plum-tart.md", "kind": "text",
