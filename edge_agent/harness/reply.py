@@ -443,6 +443,11 @@ def candidates(channels: SideChannels, question: str, crafted: Sequence[str] = (
     kind = asked_kind(question)
     if kind is not None:  # only a line holding the value asked for can answer
         left = {i for i in left if HOLDS[kind].search(spans[i].text)}
+    for names in people_asked(channels, [t for t in asked if t.word not in aside_words]):
+        # a person the question names: only lines of entries that mention them (by the word asked
+        # or their name) can be about them; "mum's address" is not the bill's supply address
+        entries = {s.item for s, text in zip(spans, texts) if text_matches(names, text)}
+        left = {i for i in left if spans[i].item in entries}
     out: list[Span] = []
     per_item: Counter = Counter()
     while left and len(out) < limit:
@@ -456,6 +461,22 @@ def candidates(channels: SideChannels, question: str, crafted: Sequence[str] = (
         out.append(spans[best])
         for t in own[best]:
             cover[t] *= COVERED
+    return out
+
+
+def people_asked(channels: SideChannels, asked: Sequence[QueryTerm]) -> list[list[QueryTerm]]:
+    """For each word of the question that names a person of the notebook's person pages ("mum" in
+    "Imani Northcott (mum)", "haruto"), that word and the words of the person's name: a line about
+    them holds one of them."""
+    titles = [str(n.get("title") or "") for n in channels.notes if n.get("kind") == "person"]
+    out = []
+    for term in asked:
+        if term.soft:
+            continue
+        named = [t for t in titles if text_matches([term], t)]
+        if named:
+            words = {w for t in named for w in content_words(re.sub(r"\(.*?\)", " ", t))}
+            out.append([term, *(QueryTerm(w, (w,), False) for w in sorted(words))])
     return out
 
 

@@ -266,6 +266,26 @@ def test_a_contraction_typed_without_its_apostrophe_is_the_question_word():
     assert content_words("whats wheres whos hows youre") == []
 
 
+def test_a_person_the_question_names_is_answered_only_from_entries_about_them():
+    """"whats mums address": mum's page, or lines that name her, never a bill's supply address;
+    "whats harutos blood group" is not the asker's own blood group."""
+    mum = {**note(1, "Imani Northcott (mum)", "Lives at 92 Ravenscroft Road, Parramatta 9930."), "kind": "person"}
+    haruto = {**note(2, "Haruto Sato (partner)", "Birthday 4 May. Works as a nurse."), "kind": "person"}
+    donor = note(3, "Blood donor", "My blood group is AB positive.")
+    bill = {"device": "pi", "path": "/b/water.txt", "name": "water-bill.txt", "kind": "text",
+            "excerpt": "Supply address: 77 Jubilee Place, Parramatta 6603"}
+    call = {"id": 4, "kind": "call", "who": "Imani Northcott", "when": "2027-07-06T18:00:00+00:00",
+            "text": "She has booked a cottage near Valletta."}
+    ch = channels_with(mum, haruto, donor, memory=(call,), files=(bill,))
+    texts = [s.text for s in candidates(ch, "whats mums address again")]
+    assert texts[0] == "Lives at 92 Ravenscroft Road, Parramatta 9930."
+    assert "Supply address: 77 Jubilee Place, Parramatta 6603" not in texts
+    # a call with her is about her: her name is where it comes from
+    assert "She has booked a cottage near Valletta." in [s.text for s in candidates(ch, "what did mum say about the cottage")]
+    assert "My blood group is AB positive." not in [s.text for s in candidates(ch, "whats harutos blood group")]
+    assert candidates(ch, "whats my blood group")[0].text == "My blood group is AB positive."  # no one named
+
+
 def test_number_written_short_asks_for_a_number():
     assert replies.asked_kind("car insurance policy no?") == "number"
     assert replies.asked_kind("whats the booking ref num") == "number"
