@@ -395,7 +395,7 @@ TABLE: tuple[Phrasing, ...] = (
              lambda m, t: None, is_date=False),
     Phrasing("tomorrow", _p(r"tom+or+ow|tmrw|tmr|tmw|2mo?r+ow"), lambda m, t: _day(t + timedelta(days=1))),
     Phrasing("yesterday", _p(r"yesterday|last\s+night"), lambda m, t: _day(t - timedelta(days=1))),
-    Phrasing("today", _p(r"today|tonight|tonite|this\s+(?:morning|afternoon|evening)"), lambda m, t: _day(t)),
+    Phrasing("today", _p(r"today|todays|tonight|tonite|this\s+(?:morning|afternoon|evening)"), lambda m, t: _day(t)),
     Phrasing("month_year", _p(rf"{_MON}\s+(?P<y>\d{{4}})"), lambda m, t: _month(*_month_ref(m, t))),
     Phrasing("month_name", _p(rf"(?:(?P<rel>this|next|last)|in|during|for)\s+{_MON}(?:\s+(?P<y>\d{{4}}))?"),
              _named_month),
