@@ -11,11 +11,13 @@ every event.
 """
 from __future__ import annotations
 
+from datetime import date
 from typing import Any
 
 from edge_agent.harness.channels import EVENTS_CHANNEL, item_text
 from edge_agent.harness.events_text import event_text
 from edge_agent.store.text import STOPWORDS, QueryTerm, query_plan, stems, text_matches, tokens
+from edge_agent.tools import dates
 from edge_agent.tools.base import ToolResult
 
 CALENDAR_WORDS = frozenset("""
@@ -59,6 +61,14 @@ def mentions(event: dict[str, Any], terms: list[QueryTerm]) -> int:
 def _word_stems(term: QueryTerm) -> list[str]:
     """The stems of a term's one-word phrases, at least MIN_PREFIX long."""
     return [st[0] for st in map(stems, term.phrases) if len(st) == 1 and len(st[0]) >= MIN_PREFIX]
+
+
+def beyond_dates(question: str, today: date) -> list[QueryTerm]:
+    """The words of a question that could name an event once its date phrases are cut out: "film
+    club next month whats the date" names the film club; "date 3 weeks from today?" nothing."""
+    for found in dates.resolve_all(question, today):
+        question = question.replace(found.phrase, " ")
+    return [t for t in topic_terms(question) if t.word not in STOPWORDS]
 
 
 def most_mentioned(events: list[dict[str, Any]], question: str) -> list[dict[str, Any]]:

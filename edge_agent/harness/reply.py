@@ -733,11 +733,47 @@ def says_not_found(answer: str) -> bool:
 
 
 # -- the whole answer ------------------------------------------------------------------------------
+def dated(turn: TurnContext, first_stores: Sequence[str]) -> bool:
+    """Whether the plan read the date alone."""
+    return bool(first_stores) and set(first_stores) == {"date"} and bool(turn.channels.date)
+
+
+def events_named(turn: TurnContext) -> Reply | None:
+    """A date question that names an event ("film club next month, what's the date"): the events
+    found by its words (the calendar by name, retrieval.py) in the days it names, as a calendar
+    answer; None when none is found."""
+    today = payload_today(turn.channels.date)
+    if today is None:
+        return None
+    found = [r for r in dates.resolve_all(turn.question, today) if r.span is not None]
+    asked = turn.question
+    for r in found:
+        asked = asked.replace(r.phrase, " ")
+    events = turn.channels.events
+    if found:
+        first, last = min(r.span.first for r in found), max(r.span.last for r in found)
+        events = [e for e in events if first.isoformat() <= str(e.get("start", ""))[:10] <= last.isoformat()]
+    events = by_name.most_mentioned(events, asked)
+    if not events:
+        return None
+    days = sorted(str(e.get("start", ""))[:10] for e in events)
+    first_day, last_day = (first, last) if found else (date.fromisoformat(days[0]), date.fromisoformat(days[-1]))
+    phrase = " and ".join(r.phrase for r in found)
+    return calendar_reply(CalendarRead(first_day, last_day, phrase, events), asked)
+
+
+def names_more_than_dates(turn: TurnContext) -> bool:
+    """Whether the question names something beyond its dates (by_name.beyond_dates)."""
+    today = payload_today(turn.channels.date)
+    return today is not None and bool(by_name.beyond_dates(turn.question, today))
+
+
 def rendered(turn: TurnContext, first_stores: Sequence[str] = ()) -> Reply | None:
-    """An answer that needs no choice: today's date for a plan of the date alone, the events of a
+    """An answer that needs no choice: today's date for a plan of the date alone when the question
+    names nothing beyond dates ("film club next month, what's the date" is searched), the events of a
     calendar range the plan read (by the day the asker named, or by name when an event mentions
     every word that could name one); None otherwise: everything found is ranked."""
-    if first_stores and set(first_stores) == {"date"} and turn.channels.date:
+    if dated(turn, first_stores) and not names_more_than_dates(turn):
         return date_reply(turn.channels.date, turn.question)
     named = [r for r in turn.calendar_reads if r.phrase]
     if named:
@@ -758,6 +794,8 @@ async def reply(turn: TurnContext, *, needs_data: bool = True, first_stores: Seq
     done = rendered(turn, first_stores)
     if done is not None:
         return done
+    if dated(turn, first_stores):  # it names more than dates: the events it names, or the dates
+        return events_named(turn) or date_reply(turn.channels.date, turn.question)
     chosen: list[Span] = []
     written_in: dict[str, Any] | None = None
     every = item_spans(turn.channels)  # where a chosen value may be written

@@ -1,11 +1,11 @@
 """A calendar question that names no day: the open range, searched by the asker's words."""
 from __future__ import annotations
 
-from datetime import date
+from datetime import date, timedelta
 
 from harness_kit import plan, role_model
 from harness_kit import pick_holding
-from edge_agent.harness.by_name import about, names_all, topic_terms
+from edge_agent.harness.by_name import about, beyond_dates, names_all, topic_terms
 from edge_agent.store.recurrence import EventRecord
 from edge_agent.tools.base import ToolResult
 
@@ -88,3 +88,19 @@ async def test_an_event_that_names_only_part_of_what_is_asked_is_not_the_answer(
     model = role_model(planner=[plan("calendar_question")])
     out = await make_harness(model, by_question=True).ask("when's the running club ride", request_id="bn4")
     assert out.answer == "Calendar: Running club ride — Sat 7 Nov (all day)"
+
+
+async def test_a_date_question_that_names_an_event_is_answered_with_its_events_in_the_days_named(make_harness, store):
+    """"film club next month whats the date" planned as a date question: the film club's evening
+    next month, not next month's first and last day; a date question naming nothing found beyond
+    its dates ("whats the date mate") is still answered with the dates."""
+    for uid, day in (("film-nov", date(2026, 11, 5)), ("film-dec", date(2026, 12, 3))):
+        await store.calendar.upsert(EventRecord(uid, "Film club", day, day + timedelta(days=1), True))
+    model = role_model(planner=[plan("date_question")])
+    out = await make_harness(model, by_question=True).ask("film club next month whats the date", request_id="dq1")
+    assert out.answer == "Next month, Tue 1 Dec to Thu 31 Dec: Film club — Thu 3 Dec (all day)"
+    model = role_model(planner=[plan("date_question")])
+    out = await make_harness(model, by_question=True).ask("whats the date mate", request_id="dq2")
+    assert out.answer == "Today is Monday, 2026-11-02."
+    assert beyond_dates("date 3 weeks from today?", date(2026, 11, 2)) == []
+    assert [t.word for t in beyond_dates("film club next month whats the date", date(2026, 11, 2))] == ["film", "club"]
