@@ -465,17 +465,23 @@ def candidates(channels: SideChannels, question: str, crafted: Sequence[str] = (
 
 
 def people_asked(channels: SideChannels, asked: Sequence[QueryTerm]) -> list[list[QueryTerm]]:
-    """For each word of the question that names a person of the notebook's person pages ("mum" in
-    "Imani Northcott (mum)", "haruto"), that word and the words of the person's name: a line about
-    them holds one of them."""
-    titles = [str(n.get("title") or "") for n in channels.notes if n.get("kind") == "person"]
+    """For each word of the question that names a person of the notebook's person pages, by their
+    name ("haruto") or what they are to the asker ("mum" of "Imani Northcott (mum)", "friend" of
+    "(best friend)"; not "best"), that word and the words of the person's name: a line about them
+    holds one of them."""
+    people = []  # (name, the last word of what they are)
+    for n in channels.notes:
+        if n.get("kind") == "person":
+            title = str(n.get("title") or "")
+            relation = re.findall(r"\(([^()]*)\)", title)
+            people.append((re.sub(r"\(.*?\)", " ", title), relation[-1].split()[-1] if relation and relation[-1].split() else ""))
     out = []
     for term in asked:
         if term.soft:
             continue
-        named = [t for t in titles if text_matches([term], t)]
+        named = [name for name, what in people if text_matches([term], name) or what and text_matches([term], what)]
         if named:
-            words = {w for t in named for w in content_words(re.sub(r"\(.*?\)", " ", t))}
+            words = {w for name in named for w in content_words(name)}
             out.append([term, *(QueryTerm(w, (w,), False) for w in sorted(words))])
     return out
 

@@ -284,6 +284,11 @@ def test_a_person_the_question_names_is_answered_only_from_entries_about_them():
     assert "She has booked a cottage near Valletta." in [s.text for s in candidates(ch, "what did mum say about the cottage")]
     assert "My blood group is AB positive." not in [s.text for s in candidates(ch, "whats harutos blood group")]
     assert candidates(ch, "whats my blood group")[0].text == "My blood group is AB positive."  # no one named
+    # "best" is no person: only the last word of what someone is ("friend" of "best friend") names them
+    tom = {**note(5, "Tom Okafor (best friend)", "Birthday 2 June."), "kind": "person"}
+    post = {"id": 6, "kind": "post", "who": "Clara", "when": "2027-06-23T09:00:00+00:00",
+            "text": "Parkrun this morning in 30:50, a new PB!"}
+    assert candidates(channels_with(tom, memory=(post,)), "my best parkrun time")[0].text == post["text"]
 
 
 def test_number_written_short_asks_for_a_number():
