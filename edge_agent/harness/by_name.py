@@ -63,12 +63,18 @@ def _word_stems(term: QueryTerm) -> list[str]:
     return [st[0] for st in map(stems, term.phrases) if len(st) == 1 and len(st[0]) >= MIN_PREFIX]
 
 
+def without_dates(question: str, today: date) -> tuple[str, list[dates.Resolution]]:
+    """The question with its date phrases cut out, and the phrases that resolved to days."""
+    found = dates.resolve_all(question, today)
+    for r in found:
+        question = question.replace(r.phrase, " ")
+    return question, [r for r in found if r.span is not None]
+
+
 def beyond_dates(question: str, today: date) -> list[QueryTerm]:
     """The words of a question that could name an event once its date phrases are cut out: "film
     club next month whats the date" names the film club; "date 3 weeks from today?" nothing."""
-    for found in dates.resolve_all(question, today):
-        question = question.replace(found.phrase, " ")
-    return [t for t in topic_terms(question) if t.word not in STOPWORDS]
+    return [t for t in topic_terms(without_dates(question, today)[0]) if t.word not in STOPWORDS]
 
 
 def most_mentioned(events: list[dict[str, Any]], question: str) -> list[dict[str, Any]]:

@@ -14,7 +14,8 @@ of another line). So it never writes an answer's facts. What it does:
    electrician, when the line says what the question asks), then by the terms of the searches
    the model crafted. A part asking for a kind
    of value only a line can hold (a phone number, an email: ASKED_KINDS) is answered from lines
-   holding one, or not at all. The best CANDIDATES spans, at most PER_ITEM of one entry,
+   holding one, or not at all; a part naming a person of the notebook's person pages ("mum",
+   "haruto": people_asked) from the entries that mention them. The best CANDIDATES spans, at most PER_ITEM of one entry,
    chosen so each part of the question gets some, are the candidates; sentences that speak to
    the assistant are never among them (injection.py), and a line from an entry that held one
    says so in the answer.
@@ -22,12 +23,15 @@ of another line). So it never writes an answer's facts. What it does:
    the model answers {"lines": [numbers]}: the lines that answer it, or 0 for none of them. It
    cannot name a line that is not there. A two-part question ("Who's my plumber, and can you
    find his invoice?", parts()) is ranked and chosen for part by part, each part's candidates
-   ranked by its own words first and the other part's a little.
+   ranked by its own words first and the other part's a little. After a "who ..." part, a later
+   part's "her" or "his" is whom its chosen line names: that name is looked up in the local
+   stores (a callback the runner passes in) and shown to the model in the pronoun's place.
 3. Composition (no model). The chosen spans exactly as stored, each after where it comes from
    ("Joel Marsh (partner): Birthday 22 October (born 1986)."), and the same in `sources`.
 
 Some answers need no choice at all and are rendered: a calendar question's events of the range
-it asked about, with the range named ("Next week, Mon 23 Nov to Sun 29 Nov: ..."); today's date.
+it asked about, with the range named ("Next week, Mon 23 Nov to Sun 29 Nov: ..."); today's date
+(or, for a date question naming more than dates, the events it names in the days it names).
 A located file is attached and named. Nothing found, or 0 chosen: the asker hears that nothing
 was found. A question that needed none of the user's data (the plan said "none") gets the
 model's own short reply only when no span is chosen.
@@ -473,8 +477,8 @@ def people_asked(channels: SideChannels, asked: Sequence[QueryTerm]) -> list[lis
     for n in channels.notes:
         if n.get("kind") == "person":
             title = str(n.get("title") or "")
-            relation = re.findall(r"\(([^()]*)\)", title)
-            people.append((re.sub(r"\(.*?\)", " ", title), relation[-1].split()[-1] if relation and relation[-1].split() else ""))
+            what = " ".join(re.findall(r"\(([^()]*)\)", title)).split()
+            people.append((re.sub(r"\(.*?\)", " ", title), what[-1] if what else ""))
     out = []
     for term in asked:
         if term.soft:
@@ -619,9 +623,9 @@ def named_by_answer(picked: Sequence[Span], question: str) -> str:
     """The names the lines chosen for a "who ..." part give that the question did not say, as
     written ("Lent Tove Dahl my sewing machine" -> "Tove Dahl"): whom a later part's "her" means."""
     said = set(stems(question))
-    words = [re.sub(r"['’]s$", "", m.group(0)) for s in picked for m in CAPITALISED.finditer(s.text)
-             if re.sub(r"['’]s$", "", m.group(0)).lower() in names_in(s.text)]
-    return " ".join(dict.fromkeys(w for w in words if not set(stems(w)) & said))
+    written = [re.sub(r"['’]s$", "", m.group(0)) for s in picked for m in CAPITALISED.finditer(s.text)]
+    named = {w for s in picked for w in names_in(s.text)}
+    return " ".join(dict.fromkeys(w for w in written if w.lower() in named and not set(stems(w)) & said))
 
 
 def pronoun_named(part: str, name: str) -> str:
@@ -751,10 +755,7 @@ def events_named(turn: TurnContext) -> Reply | None:
     today = payload_today(turn.channels.date)
     if today is None:
         return None
-    found = [r for r in dates.resolve_all(turn.question, today) if r.span is not None]
-    asked = turn.question
-    for r in found:
-        asked = asked.replace(r.phrase, " ")
+    asked, found = by_name.without_dates(turn.question, today)
     events = turn.channels.events
     if found:
         first, last = min(r.span.first for r in found), max(r.span.last for r in found)
