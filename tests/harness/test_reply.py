@@ -117,7 +117,12 @@ def test_a_two_part_question_gets_candidates_for_each_part():
     ("car insurance policy number + when's the MOT due", ["car insurance policy number", "when's the MOT due"]),
     ("the vets number & the pet insurance policy", ["the vets number", "the pet insurance policy"]),
     ("Tom & Mia's address", ["Tom & Mia's address"]),
-    ("where did mum book the cottage? also need her mobile", ["where did mum book the cottage", "also need her mobile"]),  # one thing: no comma, no question word after "and"
+    ("where did mum book the cottage? also need her mobile", ["where did mum book the cottage", "also need her mobile"]),
+    ("whats the wifi password. also when is bin day", ["whats the wifi password", "also when is bin day"]),
+    ("when is mum's lunch; what should i bring", ["when is mum's lunch", "what should i bring"]),
+    ("joel's phone number as well as his email", ["joel's phone number", "his email"]),
+    ("leos address also his birthday", ["leos address", "his birthday"]),
+    ("Dr. Nair's phone number", ["Dr. Nair's phone number"]),  # one thing: no comma, no question word after "and"
     ("my mum's email address and the restaurant from her birthday?",
      ["my mum's email address", "the restaurant from her birthday"]),  # "and the ...": a second thing
     ("a gift idea for my brother plus his shoe size", ["a gift idea for my brother", "his shoe size"]),
