@@ -169,6 +169,10 @@ email from the landlord"); without them ("sams email", "what email should I use"
 TOLD = re.compile(r"\b(?:say|said|says|sent|send|wrote|write|message|reply|replied|about|mention|mentioned)\b",
                   re.IGNORECASE)
 """A question about what was said ("what did the delivery email say") asks for the saying, not a value."""
+SAID = re.compile(r"\b(?:say|said|says|tell|told|text|texted|message|messaged|wrote|mention|mentioned|reply|replied)\b",
+                  re.IGNORECASE)
+"""A question about what someone said ("what did leo text me yesterday"): the calendar of the day it
+names is not its answer (rendered)."""
 CALENDAR_NAMES = frozenset(w for name in (*MONTHS, *(d.lower() for d in WEEKDAY_NAMES)) for w in (name, name[:3])) | {"sept"}
 """Capitalised words that name no thing a naming question asks for."""
 CAPITALISED = re.compile(r"[A-Z][A-Za-z]*(?:['’]s)?\b")
@@ -779,11 +783,12 @@ def names_more_than_dates(turn: TurnContext) -> bool:
 def rendered(turn: TurnContext, first_stores: Sequence[str] = ()) -> Reply | None:
     """An answer that needs no choice: today's date for a plan of the date alone when the question
     names nothing beyond dates ("film club next month, what's the date" is searched), the events of a
-    calendar range the plan read (by the day the asker named, or by name when an event mentions
-    every word that could name one); None otherwise: everything found is ranked."""
+    calendar range the plan read (by the day the asker named, unless the question asks what was
+    said, or by name when an event mentions every word that could name one); None otherwise:
+    everything found is ranked."""
     if dated(turn, first_stores) and not names_more_than_dates(turn):
         return date_reply(turn.channels.date, turn.question)
-    named = [r for r in turn.calendar_reads if r.phrase]
+    named = [r for r in turn.calendar_reads if r.phrase and not SAID.search(turn.question)]
     if named:
         return calendar_reply(named[-1], turn.question)
     found_by_name = [r for r in turn.calendar_reads if r.events and by_name.names_all(r.events, turn.question)]

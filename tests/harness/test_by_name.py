@@ -104,3 +104,16 @@ async def test_a_date_question_that_names_an_event_is_answered_with_its_events_i
     assert out.answer == "Today is Monday, 2026-11-02."
     assert beyond_dates("date 3 weeks from today?", date(2026, 11, 2)) == []
     assert [t.word for t in beyond_dates("film club next month whats the date", date(2026, 11, 2))] == ["film", "club"]
+
+
+async def test_what_someone_said_on_a_day_is_not_that_days_calendar(make_harness, store):
+    """"what did leo text me yesterday" planned as a calendar question: Leo's message, not the
+    events of yesterday."""
+    await store.calendar.upsert(EventRecord("swim", "Swim", date(2026, 11, 1), date(2026, 11, 2), True))
+    await store.memory.add("message", "Leo Marsh", "2026-11-01T19:00:00+00:00", "Bring the tent on Saturday.")
+    model = role_model(planner=[plan("calendar_question")], choose=pick_holding("tent"))
+    out = await make_harness(model, by_question=True).ask("what did leo text me yesterday", request_id="sd1")
+    assert out.answer == "Message from Leo Marsh, 1 Nov 2026: Bring the tent on Saturday."
+    model = role_model(planner=[plan("calendar_question")])
+    out = await make_harness(model, by_question=True).ask("what was on yesterday", request_id="sd2")
+    assert out.answer == "Yesterday, Sun 1 Nov: Swim — Sun 1 Nov (all day)"
