@@ -240,6 +240,8 @@ class Span:
     """The file to attach when this span is chosen."""
     untrusted: bool = False
     """Its entry also held words aimed at the assistant (injection.py): the answer says so."""
+    day: str = ""
+    """The day a memory-log entry was written (YYYY-MM-DD, as logged); "" for other stores."""
 
 
 @dataclass(frozen=True)
@@ -360,13 +362,14 @@ def item_spans(channels: SideChannels) -> list[Span]:
     for entry in channels.memory:
         item += 1
         who, label, text = str(entry.get("who") or ""), memory_label(entry), str(entry.get("text") or "")
-        spans += [Span(s, "memory", who, label, item=item, untrusted=injection.is_planted(text))
-                  for s in spans_of(text, True)]
+        spans += [Span(s, "memory", who, label, item=item, untrusted=injection.is_planted(text),
+                       day=str(entry.get("when") or "")[:10]) for s in spans_of(text, True)]
     return spans
 
 
 def candidates(channels: SideChannels, question: str, crafted: Sequence[str] = (),
-               first_stores: Sequence[str] = (), limit: int = CANDIDATES, related: str = "") -> list[Span]:
+               first_stores: Sequence[str] = (), limit: int = CANDIDATES, related: str = "",
+               days: Sequence[tuple[date, date]] = ()) -> list[Span]:
     """The spans most about the question, best first (see the module docstring).
 
     A term counts fully in the span or in where it comes from (a note titled "Joel Marsh" is
@@ -420,6 +423,9 @@ def candidates(channels: SideChannels, question: str, crafted: Sequence[str] = (
     shapes = [VALUE_SHAPES[k] for k in value_kinds(question)]
     kind_bonus = KIND_WEIGHT * max(weight.values(), default=0.0)
     valued = [any(p.search(s.text) for p in shapes) for s in spans]
+    # an entry written on a day the question names ("what did enzo text me last week") says what was said then
+    on_day = [bool(s.day) and any(first.isoformat() <= s.day <= last.isoformat() for first, last in days)
+              for s in spans]
     naming = asks_a_name(question)
     if naming:  # the kind a naming question asks for is a name
         valued = naming_lines(spans, question)
@@ -444,7 +450,7 @@ def candidates(channels: SideChannels, question: str, crafted: Sequence[str] = (
         base = (sum(weight[t] * cover[t] * (1.0 if t in direct[i] else SYNONYM_WEIGHT) for t in own[i])
                 + ABOUT_WEIGHT * sum(weight[t] * cover[t] for t in about[i])
                 + CONTEXT_WEIGHT * sum(weight[t] * cover[t] for t in near))
-        return base + (kind_bonus if base > 0 and valued[i] else 0.0)
+        return base + (kind_bonus if base > 0 and valued[i] else 0.0) + (kind_bonus if on_day[i] else 0.0)
 
     first = {store: n for n, store in enumerate(first_stores)}
     order = {i: (first.get(s.store, len(first)), i) for i, s in enumerate(spans)}
@@ -633,6 +639,17 @@ def named_by_answer(picked: Sequence[Span], question: str) -> str:
     return " ".join(dict.fromkeys(w for w in written if w.lower() in named and not set(stems(w)) & said))
 
 
+def with_days(part: str, named: Sequence[dates.Resolution]) -> str:
+    """A part with the days each date phrase means after it, as the lines name days, for the model
+    choosing its lines: "what did enzo text me last week (12 Jul to 18 Jul)"."""
+    for r in named:
+        assert r.span is not None
+        days = day_label(r.span.first, False) if r.span.first == r.span.last else \
+            f"{day_label(r.span.first, False)} to {day_label(r.span.last, False)}"
+        part = part.replace(r.phrase, f"{r.phrase} ({days})", 1)
+    return part
+
+
 def pronoun_named(part: str, name: str) -> str:
     """A part with its pronouns replaced by whom they mean, for the model choosing its lines: "whats
     her address" -> "whats Tove Dahl's address"."""
@@ -799,11 +816,12 @@ def rendered(turn: TurnContext, first_stores: Sequence[str] = ()) -> Reply | Non
 
 async def reply(turn: TurnContext, *, needs_data: bool = True, first_stores: Sequence[str] = (),
                 located: dict[str, Any] | None = None,
-                look_up: Callable[[str], Awaitable[Any]] | None = None) -> Reply | None:
+                look_up: Callable[[str], Awaitable[Any]] | None = None, today: date | None = None) -> Reply | None:
     """The answer from what the turn found: rendered, or chosen among its spans and composed
     (None: nothing was chosen and the plan said the question needs no data). `first_stores`: the
     stores of the plan's tools; `located`: the file its own find_file located; `look_up(words)`:
-    searches the local stores into the turn's side channels (for named_by_answer)."""
+    searches the local stores into the turn's side channels (for named_by_answer); `today`: the
+    device's day, for the days a part names (a memory entry written then ranks higher)."""
     done = rendered(turn, first_stores)
     if done is not None:
         return done
@@ -820,8 +838,12 @@ async def reply(turn: TurnContext, *, needs_data: bool = True, first_stores: Seq
         if answered_names and look_up is not None and PRONOUN.search(part):
             await look_up(answered_names)  # "... and what's her address": her page, found by her name
             related, shown = f"{related} {answered_names}", pronoun_named(part, answered_names)
-        spans = candidates(turn.channels, part, turn.queries, first_stores, related=related)
-        picked = await choose(turn, spans, shown if len(asked) > 1 else None) if spans else []
+        named_days = [r for r in dates.resolve_all(part, today) if r.span is not None and r.span.first <= today] \
+            if today else []
+        days = [(r.span.first, r.span.last) for r in named_days]
+        spans = candidates(turn.channels, part, turn.queries, first_stores, related=related, days=days)
+        shown = with_days(shown, named_days)
+        picked = await choose(turn, spans, shown if len(asked) > 1 or named_days else None) if spans else []
         chosen += [s for s in picked if s not in chosen]
         written_in = written_in or file_with_the_value(picked, every)
         if WHO.search(part):

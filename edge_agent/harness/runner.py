@@ -147,7 +147,8 @@ class Harness:
             look_up = functools.partial(retrieval.search_words, turn, self.local, self.searchable) \
                 if self.by_question and not after_limit else None
             final = await replies.reply(turn, needs_data=skill is not None or mode == "direct", first_stores=stores,
-                                        located=turn.located[-1] if turn.located else None, look_up=look_up)
+                                        located=turn.located[-1] if turn.located else None, look_up=look_up,
+                                        today=self.local.ctx.now().date())
         except (ModelCallFailed, LimitReached):
             final = None
         if final is not None:

@@ -15,6 +15,7 @@ from edge_agent.harness.reply import (CANDIDATES, NOT_FOUND, PER_ITEM, Span, cal
 from edge_agent.harness.turn import CalendarRead
 from edge_agent.store.files import index_paths
 from edge_agent.store.text import content_words
+from edge_agent.tools import dates
 from edge_agent.store.recurrence import EventRecord
 from edge_agent.store.text import query_plan
 from edge_agent.tools.base import ToolResult
@@ -294,6 +295,22 @@ def test_a_person_the_question_names_is_answered_only_from_entries_about_them():
     post = {"id": 6, "kind": "post", "who": "Clara", "when": "2027-06-23T09:00:00+00:00",
             "text": "Parkrun this morning in 30:50, a new PB!"}
     assert candidates(channels_with(tom, memory=(post,)), "my best parkrun time")[0].text == post["text"]
+
+
+def test_an_entry_written_on_the_days_a_question_names_ranks_first_and_the_model_reads_those_days():
+    """"what did enzo text me last week": his message of last week, not this week's; the question the
+    model reads names the days as the lines do."""
+    def message(i, when, text):
+        return {"id": i, "kind": "message", "who": "Enzo Shapiro", "when": when, "text": text}
+    ch = channels_with(memory=(message(1, "2027-07-19T21:03:00+01:00", "Film tip: watch Hours Hours."),
+                               message(2, "2027-07-18T21:30:00+01:00", "Meet you at the park gates at 16:15.")))
+    last_week = (date(2027, 7, 12), date(2027, 7, 18))
+    assert candidates(ch, "what did enzo text me last week")[0].text == "Film tip: watch Hours Hours."
+    assert candidates(ch, "what did enzo text me last week", days=[last_week])[0].text == \
+        "Meet you at the park gates at 16:15."
+    [named] = [r for r in dates.resolve_all("what did enzo text me last week", date(2027, 7, 24))]
+    assert replies.with_days("what did enzo text me last week", [named]) == \
+        "what did enzo text me last week (Mon 12 Jul to Sun 18 Jul)"
 
 
 def test_number_written_short_asks_for_a_number():
