@@ -773,17 +773,17 @@ def dated(turn: TurnContext, first_stores: Sequence[str]) -> bool:
 def events_named(turn: TurnContext) -> Reply | None:
     """A date question that names an event ("film club next month, what's the date"): the events
     found by its words (the calendar by name, retrieval.py) in the days it names, as a calendar
-    answer; None when none is found."""
+    answer; None when no event mentions every word it names beyond its dates."""
     today = payload_today(turn.channels.date)
     if today is None:
         return None
-    asked, found = by_name.without_dates(turn.question, today)
+    asked, found = by_name.without_dates(aside(turn.question)[0], today)
     events = turn.channels.events
     if found:
         first, last = min(r.span.first for r in found), max(r.span.last for r in found)
         events = [e for e in events if first.isoformat() <= str(e.get("start", ""))[:10] <= last.isoformat()]
     events = by_name.most_mentioned(events, asked)
-    if not events:
+    if not events or not by_name.names_all(events, asked):  # "work out next week": no "working party"
         return None
     days = sorted(str(e.get("start", ""))[:10] for e in events)
     first_day, last_day = (first, last) if found else (date.fromisoformat(days[0]), date.fromisoformat(days[-1]))
@@ -792,9 +792,10 @@ def events_named(turn: TurnContext) -> Reply | None:
 
 
 def names_more_than_dates(turn: TurnContext) -> bool:
-    """Whether the question names something beyond its dates (by_name.beyond_dates)."""
+    """Whether the question's asking clause names something beyond its dates (by_name.beyond_dates):
+    "what day of the week is it, holiday brain" names no holiday."""
     today = payload_today(turn.channels.date)
-    return today is not None and bool(by_name.beyond_dates(turn.question, today))
+    return today is not None and bool(by_name.beyond_dates(aside(turn.question)[0], today))
 
 
 def rendered(turn: TurnContext, first_stores: Sequence[str] = ()) -> Reply | None:

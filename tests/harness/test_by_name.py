@@ -102,6 +102,12 @@ async def test_a_date_question_that_names_an_event_is_answered_with_its_events_i
     model = role_model(planner=[plan("date_question")])
     out = await make_harness(model, by_question=True).ask("whats the date mate", request_id="dq2")
     assert out.answer == "Today is Monday, 2026-11-02."
+    # words of an aside, or ones no event mentions all of, name no event
+    await store.calendar.upsert(EventRecord("party", "Garden working party", date(2026, 11, 14), date(2026, 11, 15), True))
+    for question in ("what day of the week is it, film club brain", "work out next week in actual dates for me"):
+        model = role_model(planner=[plan("date_question")])
+        out = await make_harness(model, by_question=True).ask(question, request_id="dq3")
+        assert out.answer.startswith("Today is Monday, 2026-11-02."), (question, out.answer)
     assert beyond_dates("date 3 weeks from today?", date(2026, 11, 2)) == []
     assert [t.word for t in beyond_dates("film club next month whats the date", date(2026, 11, 2))] == ["film", "club"]
 
