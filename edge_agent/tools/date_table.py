@@ -6,7 +6,7 @@ bare "Friday" is this week's, or the coming one once this week's has gone (unles
 of the past: "what did I spend on Monday"); "the Friday just gone" is the nearest Friday before today and "this
 coming Friday" the nearest after it; "a week on Friday" / "Friday week" is a week after that.
 A date without a year ("3 December") is the nearest such date; a day of the month without a
-month ("the 3rd") is the next one on or after today; "the next 3 days" starts tomorrow, "the
+month ("the 3rd") is the next one on or after today (the last one, in a text of the past); "the next 3 days" starts tomorrow, "the
 last 3 days" ends yesterday and "the rest of the month" runs from today to its end. Holidays on
 a fixed day or tied to Easter are the nearest one; days that differ by country ("Mother's Day",
 UK or US) and wordings that name no single date ("3/12", day or month first?) are unresolved.
@@ -223,7 +223,8 @@ def _iso(m: re.Match, today: date) -> Span | None:
 
 
 def _ordinal(m: re.Match, today: date) -> Span | None:
-    """"the 3rd" (of a named month, or the next 3rd on or after today)."""
+    """"the 3rd" (of a named month, or the next 3rd on or after today; in a text that speaks of the
+    past, the last 3rd on or before it)."""
     day = int(m.group("d"))
     if not 1 <= day <= 31:
         return None
@@ -231,10 +232,11 @@ def _ordinal(m: re.Match, today: date) -> Span | None:
         year, month = _month_ref(m, today)
         return _day(date(year, month, day)) if day <= calendar.monthrange(year, month)[1] else None
     year, month = today.year, today.month
-    if day < today.day:
-        year, month = _add_months(year, month, 1)
+    step = -1 if PAST.search(m.string) else 1  # "what did mum say on the 11th": the 11th just gone
+    if (day > today.day) if step < 0 else (day < today.day):
+        year, month = _add_months(year, month, step)
     while day > calendar.monthrange(year, month)[1]:  # "the 31st" in a 30-day month: the next that has it
-        year, month = _add_months(year, month, 1)
+        year, month = _add_months(year, month, step)
     return _day(date(year, month, day))
 
 

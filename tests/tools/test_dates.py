@@ -190,12 +190,17 @@ def test_words_that_are_not_dates_are_left_alone(text):
     assert resolve_all(text, WORLD_TODAY) == []
 
 
-def test_a_bare_weekday_that_has_gone_is_the_coming_one_unless_the_text_speaks_of_the_past():
+def test_a_bare_weekday_or_day_of_the_month_that_has_gone_is_the_coming_one_unless_the_text_speaks_of_the_past():
     """On a Wednesday "what am I up to Monday" asks about next Monday; "what did I spend on
     Monday" about two days ago."""
     [ahead] = resolve_all("what am i up to monday", WORLD_TODAY)
     [before] = resolve_all("what did i spend on monday", WORLD_TODAY)
     assert (ahead.span.first, before.span.first) == (D("2026-11-23"), D("2026-11-16"))
+    [coming] = resolve_all("what's on the 11th", WORLD_TODAY)
+    [gone] = resolve_all("what did mum say on the 11th", WORLD_TODAY)
+    [gone_last_month] = resolve_all("what did mum say on the 20th", WORLD_TODAY)
+    assert (coming.span.first, gone.span.first, gone_last_month.span.first) == (
+        D("2026-12-11"), D("2026-11-11"), D("2026-10-20"))
 
 
 def test_phrases_inside_a_question_in_reading_order_and_described():
