@@ -4,7 +4,8 @@ The plan's tools search with the words a small model chose (L3), and that choice
 leos girlfriend called" became "Leo", a dentist question went to the memory log. Local stores
 answer in milliseconds, so every question also searches the notebook, the memory log, this
 device's file index and the calendar (by name, over the open range) with its own words, stemmed
-and widened by the synonym table (relation words: girlfriend -> partner, mum -> mother). The
+and widened by the synonym table (relation words: girlfriend -> partner, mum -> mother), and
+reads the memory log of the past days it names ("who texted me yesterday"). The
 finds join the side channels and the reply ranks everything together (reply.py): the plan ranks,
 it does not gate. Remote file peers are searched only by the plan's own find_file, which keeps
 the MQTT search and its deadline. Nothing with an effect runs; each store's pill shows once.
@@ -23,6 +24,7 @@ from edge_agent.harness.toolagent import QUERY_FIELD, execute
 from edge_agent.harness.toolbox import Toolbox
 from edge_agent.harness.turn import TurnContext
 from edge_agent.store.text import query_terms
+from edge_agent.tools import dates
 from edge_agent.tools.base import Tool
 
 STORES = ("notes", "memory", "files")
@@ -53,6 +55,12 @@ def calendar_tool(tools: Mapping[str, Tool]) -> str | None:
                  and {"start", "end"} <= set(t.Args.model_fields)), None)
 
 
+def memory_by_days(tools: Mapping[str, Tool]) -> str | None:
+    """The tool that reads the memory log by a start and end day, if there is one."""
+    return next((n for n, t in tools.items() if t.manifest.channel == "memory"
+                 and {"start", "end"} <= set(t.Args.model_fields)), None)
+
+
 def local_only(toolbox: Toolbox) -> Toolbox:
     """The same tools over this device's data only (no remote file search, no peer listing)."""
     ctx = dataclasses.replace(toolbox.ctx, remote_search=None, list_remote_devices=None)
@@ -72,6 +80,14 @@ async def search_everywhere(turn: TurnContext, local: Toolbox, tools: tuple[str,
     if not query:
         return ran
     ran += await search_words(turn, local, tools, query)
+    days_tool = memory_by_days(local.tools)
+    today = local.ctx.now().date()
+    for r in dates.resolve_all(turn.question, today) if days_tool else ():
+        if r.span is not None and r.span.first <= today and turn.elapsed_s() <= turn.limits.deadline_s:
+            last = min(r.span.last, today)  # what was written on the past days it names
+            args = local.tools[days_tool].Args.model_validate({"start": r.span.first.isoformat(),
+                                                                "end": last.isoformat()})
+            await _run(turn, local, days_tool, args, ran)
     if calendar is not None and by_name.topic_terms(turn.question):
         first, last = prompts.open_range(local.ctx.now().date())  # the device's clock: no date tool to show
         args = local.tools[calendar].Args.model_validate({"start": first.isoformat(), "end": last.isoformat()})

@@ -173,6 +173,13 @@ class MemoryRepo:
         rows = await fetch_all(self.conn, "SELECT * FROM memory ORDER BY at_utc DESC, id DESC LIMIT ?", (limit,))
         return [_entry(r) for r in rows]
 
+    async def written_on(self, first_day: str, last_day: str, limit: int = DEFAULT_LIMIT) -> list[MemoryEntry]:
+        """The entries written from `first_day` to `last_day` (YYYY-MM-DD, inclusive, the day as
+        logged in its own time zone), newest first."""
+        rows = await fetch_all(self.conn, "SELECT * FROM memory WHERE substr(at, 1, 10) BETWEEN ? AND ?"
+                               " ORDER BY at_utc DESC, id DESC LIMIT ?", (first_day, last_day, limit))
+        return [_entry(r) for r in rows]
+
     async def search(self, query: str, limit: int = DEFAULT_LIMIT) -> list[MemoryEntry]:
         """Best matches for `query`, strongest match first (bm25 on who and text; newer wins a tie)."""
         ranked = await ranked_search(self.conn, "memory", FIELD_WEIGHTS, query, limit, tiebreak="at_utc DESC")

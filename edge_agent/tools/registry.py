@@ -7,11 +7,12 @@ from edge_agent.tools.current_date import CurrentDate
 from edge_agent.tools.find_file import FindFile
 from edge_agent.tools.grep_memory import GrepMemory
 from edge_agent.tools.list_devices import ListDevices
+from edge_agent.tools.memory_on_days import MemoryOnDays
 from edge_agent.tools.query_calendar import QueryCalendar
 from edge_agent.tools.remember import Remember
 
 TOOL_CLASSES: tuple[type[Tool], ...] = (CheckNotebook, FindFile, GrepMemory, CurrentDate, QueryCalendar,
-                                        ListDevices, Remember)
+                                        ListDevices, Remember, MemoryOnDays)
 
 
 def build_tools(enforce_guards: bool = True) -> dict[str, Tool]:

@@ -136,3 +136,14 @@ async def test_a_migration_that_reads_then_writes_is_not_locked_out_by_another_w
             assert (await cur.fetchone())[0] == 1  # the other writer waited its turn, then wrote
     finally:
         await conn.close()
+
+
+async def test_memory_written_on_reads_the_days_as_logged_newest_first(store):
+    await store.memory.add("message", "Mia", "2026-11-01T23:30:00+00:00", "late on the first")
+    await store.memory.add("message", "Mia", "2026-11-02T00:30:00+01:00", "just after midnight, summer time")
+    await store.memory.add("call", "Leo", "2026-11-01T09:00:00+00:00", "morning call")
+    await store.memory.add("post", "Clara", "2026-10-31T12:00:00+00:00", "the day before")
+    texts = [e.text for e in await store.memory.written_on("2026-11-01", "2026-11-01")]
+    assert texts == ["late on the first", "morning call"]  # the day in the entry's own zone
+    assert len(await store.memory.written_on("2026-10-31", "2026-11-02")) == 4
+    assert await store.memory.written_on("2026-12-01", "2026-12-31") == []

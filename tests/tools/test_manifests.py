@@ -14,6 +14,7 @@ EXPECTED = {
     "queryCalendar": ("Calendar", "events", True, False),
     "list_devices": ("Devices", "devices", False, False),
     "remember": ("Remember", "effects", True, True),
+    "memory_on_days": ("Memory", "memory", False, False),
 }
 MAX_SIGNATURE_CHARS = 240  # one line L2 reads for each bound tool
 
