@@ -213,6 +213,7 @@ def naming_lines(spans: Sequence[Span], question: str) -> list[bool]:
 
 
 KIND_WEIGHT = 0.5  # of the question's heaviest term, for a line about it holding the kind of value asked for
+DAY_WEIGHT = 1.0  # of the question's heaviest term, for a memory entry written on a past day the question names
 STORE_OF = {"notes": "notebook", "memory": "memory", "files": "files", "events": "calendar"}
 """Side channel -> the store named in `sources`."""
 MEMORY_LABELS = {"message": "Message from {who}, {day}", "call": "Call with {who}, {day}",
@@ -387,6 +388,9 @@ def candidates(channels: SideChannels, question: str, crafted: Sequence[str] = (
     spans = item_spans(channels)
     texts = [f"{s.label} {s.text}" for s in spans]  # what each span is matched against
     asked = spelled(query_plan(question), texts)
+    # "mum" is also her name: "Message from Imani Northcott" is from mum (people_asked)
+    names = {g[0].word: [" ".join(t.word for t in g[1:])] for g in people_asked(channels, asked)}
+    asked = [QueryTerm(t.word, (*t.phrases, *names.get(t.word, ())), t.soft) for t in asked]
     asked_words = {t.word for t in asked}
     others = spelled([t for t in query_plan(related) if t.word not in asked_words], texts) if related else []
     other_words = {t.word for t in others}
@@ -422,6 +426,7 @@ def candidates(channels: SideChannels, question: str, crafted: Sequence[str] = (
     cover = dict.fromkeys(weight, 1.0)
     shapes = [VALUE_SHAPES[k] for k in value_kinds(question)]
     kind_bonus = KIND_WEIGHT * max(weight.values(), default=0.0)
+    day_bonus = DAY_WEIGHT * max(weight.values(), default=1.0)  # "who texted me yesterday" has no other word
     valued = [any(p.search(s.text) for p in shapes) for s in spans]
     # an entry written on a day the question names ("what did enzo text me last week") says what was said then
     on_day = [bool(s.day) and any(first.isoformat() <= s.day <= last.isoformat() for first, last in days)
@@ -450,7 +455,7 @@ def candidates(channels: SideChannels, question: str, crafted: Sequence[str] = (
         base = (sum(weight[t] * cover[t] * (1.0 if t in direct[i] else SYNONYM_WEIGHT) for t in own[i])
                 + ABOUT_WEIGHT * sum(weight[t] * cover[t] for t in about[i])
                 + CONTEXT_WEIGHT * sum(weight[t] * cover[t] for t in near))
-        return base + (kind_bonus if base > 0 and valued[i] else 0.0) + (kind_bonus if on_day[i] else 0.0)
+        return base + (kind_bonus if base > 0 and valued[i] else 0.0) + (day_bonus if on_day[i] else 0.0)
 
     first = {store: n for n, store in enumerate(first_stores)}
     order = {i: (first.get(s.store, len(first)), i) for i, s in enumerate(spans)}
@@ -842,7 +847,8 @@ async def reply(turn: TurnContext, *, needs_data: bool = True, first_stores: Seq
         named_days = [r for r in dates.resolve_all(part, today) if r.span is not None and r.span.first <= today] \
             if today else []
         days = [(r.span.first, r.span.last) for r in named_days]
-        spans = candidates(turn.channels, part, turn.queries, first_stores, related=related, days=days)
+        ranked_by = by_name.without_dates(part, today)[0] if named_days else part  # "yesterday" is a day, not a word
+        spans = candidates(turn.channels, ranked_by, turn.queries, first_stores, related=related, days=days)
         shown = with_days(shown, named_days)
         picked = await choose(turn, spans, shown if len(asked) > 1 or named_days else None) if spans else []
         chosen += [s for s in picked if s not in chosen]

@@ -58,3 +58,16 @@ async def test_a_later_parts_pronoun_means_whom_the_who_parts_answer_names(make_
     assert "whens Leo Marsh's birthday" in second and "1. Leo Marsh (brother): Birthday 3 May 1990." in second
     assert out.answer.splitlines() == ["Your journal, 20 Oct 2026: Lent Leo Marsh my tent; he promised it back soon.",
                                        "Leo Marsh (brother): Birthday 3 May 1990."]
+
+
+async def test_the_past_days_a_question_names_are_read_from_the_memory_log(make_harness, store):
+    """"who texted me yesterday" has no word to search by: the memory log of yesterday is read
+    (memory_on_days, no model call), and the entry written then is what the model reads first."""
+    await store.memory.add("message", "Mia Holt", "2026-11-01T18:30:00+00:00", "Running late, start without me.")
+    await store.memory.add("message", "Mia Holt", "2026-10-20T18:30:00+00:00", "See you next week.")
+    model = role_model(planner=[plan("calendar_question")], choose=[{"lines": [1]}])  # a misrouted plan, too
+    out = await make_harness(model, by_question=True).ask("who texted me yesterday", request_id="d1")
+    assert "memory_on_days" in out.by_question and out.pills.count("Memory") == 1
+    assert out.answer == "Message from Mia Holt, 1 Nov 2026: Running late, start without me."
+    prompt = [c for c in model.calls if c.role == "choose"][-1].prompt
+    assert "who texted me yesterday (Sun 1 Nov)" in prompt
