@@ -169,10 +169,11 @@ email from the landlord"); without them ("sams email", "what email should I use"
 TOLD = re.compile(r"\b(?:say|said|says|sent|send|wrote|write|message|reply|replied|about|mention|mentioned)\b",
                   re.IGNORECASE)
 """A question about what was said ("what did the delivery email say") asks for the saying, not a value."""
-SAID = re.compile(r"\b(?:say|said|says|tell|told|text|texted|message|messaged|wrote|mention|mentioned|reply|replied)\b",
-                  re.IGNORECASE)
-"""A question about what someone said ("what did leo text me yesterday"): the calendar of the day it
-names is not its answer (rendered)."""
+SAID = re.compile(r"\b(?:said|told|texted|messaged|wrote|mentioned|replied)\b"
+                  r"|\bdid\b.*\b(?:say|tell|text|message|mention|write|reply)\b", re.IGNORECASE)
+"""A question about what someone said ("what did leo text me yesterday", "who texted me"): the
+calendar of the day it names is not its answer (rendered). "tell me what's on" and "before I say
+yes" ask the calendar."""
 CALENDAR_NAMES = frozenset(w for name in (*MONTHS, *(d.lower() for d in WEEKDAY_NAMES)) for w in (name, name[:3])) | {"sept"}
 """Capitalised words that name no thing a naming question asks for."""
 CAPITALISED = re.compile(r"[A-Z][A-Za-z]*(?:['’]s)?\b")
