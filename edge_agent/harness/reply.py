@@ -848,7 +848,8 @@ async def reply(turn: TurnContext, *, needs_data: bool = True, first_stores: Seq
         named_days = [r for r in dates.resolve_all(part, today) if r.span is not None and r.span.first <= today] \
             if today else []
         days = [(r.span.first, r.span.last) for r in named_days]
-        ranked_by = by_name.without_dates(part, today)[0] if named_days else part  # "yesterday" is a day, not a word
+        # "who texted me yesterday": the day is no word to find; "the electric in june": the bill says June
+        ranked_by = by_name.without_dates(part, today)[0] if named_days and SAID.search(part) else part
         spans = candidates(turn.channels, ranked_by, turn.queries, first_stores, related=related, days=days)
         shown = with_days(shown, named_days)
         picked = await choose(turn, spans, shown if len(asked) > 1 or named_days else None) if spans else []

@@ -71,3 +71,14 @@ async def test_the_past_days_a_question_names_are_read_from_the_memory_log(make_
     assert out.answer == "Message from Mia Holt, 1 Nov 2026: Running late, start without me."
     prompt = [c for c in model.calls if c.role == "choose"][-1].prompt
     assert "who texted me yesterday (Sun 1 Nov)" in prompt
+
+
+async def test_a_month_named_stays_a_word_to_find_when_nothing_said_is_asked(make_harness, store):
+    """"how much was the electric in june": the bill line saying June ranks first (only "who texted
+    me yesterday"-like questions drop their date words)."""
+    await store.notebook.add("fact", "Electricity", "Usage was 797 kWh, costing £67.15. The June total was £86.07.",
+                             "2026-07-02")
+    model = role_model(planner=[plan("person_facts")], l3={"check_notebook": [{"query": "electricity"}]},
+                       choose=[{"lines": [1]}])
+    out = await make_harness(model, by_question=True).ask("how much was the electric in june", request_id="m1")
+    assert out.answer == "Electricity: The June total was £86.07."
