@@ -645,6 +645,13 @@ def named_by_answer(picked: Sequence[Span], question: str) -> str:
     return " ".join(dict.fromkeys(w for w in written if w.lower() in named and not set(stems(w)) & said))
 
 
+def past_days(part: str, today: date | None) -> list[dates.Resolution]:
+    """The date phrases of a part that name days up to today ("yesterday", "last week", "in june")."""
+    if today is None:
+        return []
+    return [r for r in dates.resolve_all(part, today) if r.span is not None and r.span.first <= today]
+
+
 def with_days(part: str, named: Sequence[dates.Resolution]) -> str:
     """A part with the days each date phrase means after it, as the lines name days, for the model
     choosing its lines: "what did enzo text me last week (12 Jul to 18 Jul)"."""
@@ -845,8 +852,7 @@ async def reply(turn: TurnContext, *, needs_data: bool = True, first_stores: Seq
         if answered_names and look_up is not None and PRONOUN.search(part):
             await look_up(answered_names)  # "... and what's her address": her page, found by her name
             related, shown = f"{related} {answered_names}", pronoun_named(part, answered_names)
-        named_days = [r for r in dates.resolve_all(part, today) if r.span is not None and r.span.first <= today] \
-            if today else []
+        named_days = past_days(part, today)
         days = [(r.span.first, r.span.last) for r in named_days]
         # "who texted me yesterday": the day is no word to find; "the electric in june": the bill says June
         ranked_by = by_name.without_dates(part, today)[0] if named_days and SAID.search(part) else part
