@@ -390,7 +390,8 @@ def candidates(channels: SideChannels, question: str, crafted: Sequence[str] = (
     texts = [f"{s.label} {s.text}" for s in spans]  # what each span is matched against
     asked = spelled(query_plan(question), texts)
     # "mum" is also her name: "Message from Imani Northcott" is from mum (people_asked)
-    names = {g[0].word: [" ".join(t.word for t in g[1:])] for g in people_asked(channels, asked)}
+    people = people_asked(channels, asked)
+    names = {g[0].word: [" ".join(t.word for t in g[1:])] for g in people}
     asked = [QueryTerm(t.word, (*t.phrases, *names.get(t.word, ())), t.soft) for t in asked]
     asked_words = {t.word for t in asked}
     others = spelled([t for t in query_plan(related) if t.word not in asked_words], texts) if related else []
@@ -464,10 +465,10 @@ def candidates(channels: SideChannels, question: str, crafted: Sequence[str] = (
     kind = asked_kind(question)
     if kind is not None:  # only a line holding the value asked for can answer
         left = {i for i in left if HOLDS[kind].search(spans[i].text)}
-    for names in people_asked(channels, [t for t in asked if t.word not in aside_words]):
+    for person in (g for g in people if g[0].word not in aside_words):
         # a person the question names: only lines of entries that mention them (by the word asked
         # or their name) can be about them; "mum's address" is not the bill's supply address
-        entries = {s.item for s, text in zip(spans, texts) if text_matches(names, text)}
+        entries = {s.item for s, text in zip(spans, texts) if text_matches(person, text)}
         left = {i for i in left if spans[i].item in entries}
     out: list[Span] = []
     per_item: Counter = Counter()

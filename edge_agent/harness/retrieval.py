@@ -49,16 +49,15 @@ def searchable(tools: Mapping[str, Tool]) -> tuple[str, ...]:
     return tuple(names)
 
 
+def by_days(tools: Mapping[str, Tool], channel: str) -> str | None:
+    """The tool that reads `channel` by a start and end day, if there is one."""
+    return next((n for n, t in tools.items() if t.manifest.channel == channel
+                 and {"start", "end"} <= set(t.Args.model_fields)), None)
+
+
 def calendar_tool(tools: Mapping[str, Tool]) -> str | None:
     """The tool that reads the calendar by a start and end day, if there is one."""
-    return next((n for n, t in tools.items() if t.manifest.channel == "events"
-                 and {"start", "end"} <= set(t.Args.model_fields)), None)
-
-
-def memory_by_days(tools: Mapping[str, Tool]) -> str | None:
-    """The tool that reads the memory log by a start and end day, if there is one."""
-    return next((n for n, t in tools.items() if t.manifest.channel == "memory"
-                 and {"start", "end"} <= set(t.Args.model_fields)), None)
+    return by_days(tools, "events")
 
 
 def local_only(toolbox: Toolbox) -> Toolbox:
@@ -80,7 +79,7 @@ async def search_everywhere(turn: TurnContext, local: Toolbox, tools: tuple[str,
     if not query:
         return ran
     ran += await search_words(turn, local, tools, query)
-    days_tool = memory_by_days(local.tools)
+    days_tool = by_days(local.tools, "memory")
     today = local.ctx.now().date()
     for r in dates.resolve_all(turn.question, today) if days_tool else ():
         if r.span is not None and r.span.first <= today and turn.elapsed_s() <= turn.limits.deadline_s:
