@@ -240,6 +240,26 @@ def _ordinal(m: re.Match, today: date) -> Span | None:
     return _day(date(year, month, day))
 
 
+_WEEKDAY_SHORT = {**_WEEKDAY_SPELLINGS, "mon": 0, "tue": 1, "wed": 2, "thu": 3, "fri": 4, "sat": 5, "sun": 6}
+"""Weekdays as a phone types them before a day of the month ("mon 24th"); alone, "sat" and "wed" are words."""
+MONTHS_AHEAD = 12  # how far "mon 24th" is looked for
+
+
+def _weekday_ordinal(m: re.Match, today: date) -> Span | None:
+    """"mon 24th", "saturday the 29th": the next day of the month with that number that falls on
+    that weekday (in a text of the past, the last one); None when none does within a year."""
+    day, weekday = int(m.group("d")), _WEEKDAY_SHORT[m.group("wds").lower()]
+    step = -1 if PAST.search(m.string) else 1
+    year, month = today.year, today.month
+    for _ in range(MONTHS_AHEAD + 1):
+        if day <= calendar.monthrange(year, month)[1]:
+            found = date(year, month, day)
+            if found.weekday() == weekday and (found >= today if step > 0 else found <= today):
+                return _day(found)
+        year, month = _add_months(year, month, step)
+    return None
+
+
 def _amount(m: re.Match) -> int:
     text = (m.groupdict().get("n") or "1").lower()  # "the past week": one
     return int(text) if text.isdigit() else AMOUNT_WORDS[text]
@@ -340,6 +360,8 @@ TABLE: tuple[Phrasing, ...] = (
     Phrasing("month_day", _p(rf"{_MON}\s+(?:the\s+)?(?P<d>[0-3]?\d)(?:st|nd|rd|th)?(?:,?\s+(?P<y>\d{{4}}))?"),
              _explicit),
     Phrasing("ordinal_of_month", _p(rf"the\s+{_ORD}\s+of\s+{_MONTH_REF}"), _ordinal),
+    Phrasing("weekday_ordinal", _p(rf"(?P<wds>{'|'.join(sorted(_WEEKDAY_SHORT, key=len, reverse=True))})\.?\s+"
+                                   rf"(?:the\s+)?{_ORD}"), _weekday_ordinal),
     Phrasing("ordinal", _p(rf"the\s+{_ORD}", then=_NOT_A_NOUN), _ordinal),
     Phrasing("day_after_tomorrow", _p(r"(?:the\s+)?day\s+after\s+tomorrow"), lambda m, t: _day(t + timedelta(days=2))),
     Phrasing("day_before_yesterday", _p(r"(?:the\s+)?day\s+before\s+yesterday"),

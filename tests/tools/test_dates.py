@@ -42,6 +42,7 @@ CASES = [
     ("Wednesday", "2026-11-18", None),  # today
     ("tmrw", "2026-11-19", None),
     ("tommorow", "2026-11-19", None),
+    ("mon 7th", "2026-12-07", None),  # the next Monday that is a 7th
     ("next Friday", "2026-11-27", None),
     ("last Tuesday", "2026-11-10", None),
     ("Tuesday next week", "2026-11-24", None),
@@ -201,6 +202,18 @@ def test_a_bare_weekday_or_day_of_the_month_that_has_gone_is_the_coming_one_unle
     [gone_last_month] = resolve_all("what did mum say on the 20th", WORLD_TODAY)
     assert (coming.span.first, gone.span.first, gone_last_month.span.first) == (
         D("2026-12-11"), D("2026-11-11"), D("2026-10-20"))
+
+
+def test_a_weekday_with_a_day_of_the_month_is_the_next_day_of_that_number_on_that_weekday():
+    """"mon 24th" as a phone types it (today Wed 18 Nov 2026): the next Monday that is a 24th; in a text
+    of the past the last one; "sat" alone stays a word."""
+    [ahead] = resolve_all("anything on mon 7th?", WORLD_TODAY)
+    [named] = resolve_all("saturday the 28th, am i free", WORLD_TODAY)
+    [gone] = resolve_all("what did i do on fri 13th", WORLD_TODAY)
+    assert (ahead.span.first, named.span.first, gone.span.first) == (
+        D("2026-12-07"), D("2026-11-28"), D("2026-11-13"))
+    assert ahead.rule == named.rule == gone.rule == "weekday_ordinal"
+    assert resolve_all("sat 3 exams", WORLD_TODAY) == []
 
 
 def test_phrases_inside_a_question_in_reading_order_and_described():
