@@ -87,14 +87,14 @@ café); an event is one line with its title in it."""
 SYNONYM_WEIGHT = 0.5  # a term met only through the synonym table counts this share ("electrical" for
 # "electrician" also stems to every "electricity" bill)
 PART_SPLIT = re.compile(
-    r"\s*(?:[,;]\s*(?:and|plus|also|as well as)\b|(?:[?.!;]\s+|\band\s+|\s[+&]\s*)(?=(?:what|whats|what's|when|whens|"
+    r"\s*(?:[,;?]\s*(?:and|plus|also|as well as)\b|\s\+\s|(?:[?.!;]\s+|\band\s+|\s[+&]\s*)(?=(?:what|whats|what's|when|whens|"
     r"when's|where|wheres|where's|who|whos|who's|which|how|hows|how's|can|could|did|does|do|is|are|has|have|also)\b)"
     r"|\s(?:and|plus|also|as well as|[+&])\s+(?=(?:the|my|his|her|their|our|a|an)\s))\s*",
     re.IGNORECASE)
 """Where a question's second part starts: ", and ...", ", plus ...", "? ..." (or ". ", "; " before a
 question word), "and when ...", "and the/my/her ..." (a second thing asked for; "also" and "as well
-as" too), "? also ..."; a "+" or "&" is an "and". An "and" inside one part ("Tom and Mia's address")
-has neither the comma, a question word nor a determiner after it."""
+as" too), "? also ...", "? and ..."; a " + " always, an "&" as an "and". An "and" inside one part
+("Tom and Mia's address") has neither the comma, a question word nor a determiner after it."""
 CLAUSE_SPLIT = re.compile(r"\s*(?:[,;?!]+|\s[-—–]\s)\s*")
 """Where a clause of a typed question ends: a comma, a question mark, a dash between words."""
 ASKING = re.compile(r"\b(?:what|whats|which|who|whos|whom|whose|where|wheres|when|whens|how|hows)\b",

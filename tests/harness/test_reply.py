@@ -117,8 +117,14 @@ def test_a_two_part_question_gets_candidates_for_each_part():
     ("Tom and Mia's address", ["Tom and Mia's address"]),
     ("car insurance policy number + when's the MOT due", ["car insurance policy number", "when's the MOT due"]),
     ("the vets number & the pet insurance policy", ["the vets number", "the pet insurance policy"]),
+    ("boiler quote for the valve + drop off time for the car", ["boiler quote for the valve",
+                                                              "drop off time for the car"]),  # " + " always
+    ("dads caravan booking, where is it? and need his mobile", ["dads caravan booking, where is it",
+                                                               "need his mobile"]),
+    ("is dad allergic to anything? cooking sunday", ["is dad allergic to anything? cooking sunday"]),  # an aside
+    ("call me on +44 7700 900123", ["call me on +44 7700 900123"]),
     ("Tom & Mia's address", ["Tom & Mia's address"]),
-    ("where did mum book the cottage? also need her mobile", ["where did mum book the cottage", "also need her mobile"]),
+    ("where did mum book the cottage? also need her mobile", ["where did mum book the cottage", "need her mobile"]),
     ("whats the wifi password. also when is bin day", ["whats the wifi password", "also when is bin day"]),
     ("when is mum's lunch; what should i bring", ["when is mum's lunch", "what should i bring"]),
     ("joel's phone number as well as his email", ["joel's phone number", "his email"]),
