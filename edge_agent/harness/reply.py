@@ -243,7 +243,7 @@ class Span:
     untrusted: bool = False
     """Its entry also held words aimed at the assistant (injection.py): the answer says so."""
     day: str = ""
-    """The day a memory-log entry was written (YYYY-MM-DD, as logged); "" for other stores."""
+    """The day a memory-log entry was written or an event starts (YYYY-MM-DD); "" for notes and files."""
 
 
 @dataclass(frozen=True)
@@ -360,7 +360,7 @@ def item_spans(channels: SideChannels) -> list[Span]:
         kept = injection.without_planted(line)
         if re.search(r"\w\w", kept):
             spans.append(Span(kept, "calendar", str(event.get("title") or ""), "Calendar", item=item,
-                              untrusted=kept != line))
+                              untrusted=kept != line, day=str(event.get("start") or "")[:10]))
     for entry in channels.memory:
         item += 1
         who, label, text = str(entry.get("who") or ""), memory_label(entry), str(entry.get("text") or "")
@@ -653,6 +653,11 @@ def past_days(part: str, today: date | None) -> list[dates.Resolution]:
     return [r for r in dates.resolve_all(part, today) if r.span is not None and r.span.first <= today]
 
 
+def named_days_of(part: str, today: date | None) -> list[dates.Resolution]:
+    """Every date phrase of a part that names days ("monday": the coming one; "last week")."""
+    return [r for r in dates.resolve_all(part, today) if r.span is not None] if today is not None else []
+
+
 def with_days(part: str, named: Sequence[dates.Resolution]) -> str:
     """A part with the days each date phrase means after it, as the lines name days, for the model
     choosing its lines: "what did enzo text me last week (12 Jul to 18 Jul)"."""
@@ -854,7 +859,7 @@ async def reply(turn: TurnContext, *, needs_data: bool = True, first_stores: Seq
             await look_up(answered_names)  # "... and what's her address": her page, found by her name
             related, shown = f"{related} {answered_names}", pronoun_named(part, answered_names)
         named_days = past_days(part, today)
-        days = [(r.span.first, r.span.last) for r in named_days]
+        days = [(r.span.first, r.span.last) for r in named_days_of(part, today)]
         # "who texted me yesterday": the day is no word to find; "the electric in june": the bill says June
         ranked_by = by_name.without_dates(part, today)[0] if named_days and SAID.search(part) else part
         spans = candidates(turn.channels, ranked_by, turn.queries, first_stores, related=related, days=days)

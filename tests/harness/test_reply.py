@@ -319,6 +319,19 @@ def test_an_entry_written_on_the_days_a_question_names_ranks_first_and_the_model
         "what did enzo text me last week (Mon 12 Jul to Sun 18 Jul)"
 
 
+def test_an_event_on_the_day_a_part_names_ranks_first():
+    """"where are we having coffee monday": Monday's coffee, not the one of last Friday."""
+    def coffee(uid, start, place):
+        return {"uid": uid, "title": "Coffee with Quentin", "start": start, "end": start, "location": place}
+    ch = channels_with(events=(coffee("a", "2026-11-27T19:00:00", "Bramblewood"),
+                               coffee("b", "2026-12-07T19:30:00", "Jubilee Arms")))
+    today = date(2026, 12, 5)
+    days = [(r.span.first, r.span.last) for r in replies.named_days_of("where are we having coffee monday", today)]
+    assert days == [(date(2026, 12, 7), date(2026, 12, 7))]
+    assert "Bramblewood" in candidates(ch, "where are we having coffee monday")[0].text
+    assert "Jubilee Arms" in candidates(ch, "where are we having coffee monday", days=days)[0].text
+
+
 def test_number_written_short_asks_for_a_number():
     assert replies.asked_kind("car insurance policy no?") == "number"
     assert replies.asked_kind("whats the booking ref num") == "number"
