@@ -470,10 +470,14 @@ def candidates(channels: SideChannels, question: str, crafted: Sequence[str] = (
         # or their name) can be about them; "mum's address" is not the bill's supply address
         entries = {s.item for s, text in zip(spans, texts) if text_matches(person, text)}
         left = {i for i in left if spans[i].item in entries}
+    # a code the question names ("H14 on the display") is answered by the lines that give it
+    codes = [re.compile(rf"\b{re.escape(c)}\b", re.IGNORECASE)
+             for c in ASKED_CODE.findall(question) if not NOT_A_CODE.fullmatch(c)]
+    gives_code = [any(c.search(s.text) for c in codes) for s in spans]
     out: list[Span] = []
     per_item: Counter = Counter()
     while left and len(out) < limit:
-        best = min(left, key=lambda i: (-score(i), order[i]))
+        best = min(left, key=lambda i: (-(gives_code[i] and score(i) > 0), -score(i), order[i]))
         if score(best) <= 0:
             break
         left.discard(best)
@@ -484,6 +488,12 @@ def candidates(channels: SideChannels, question: str, crafted: Sequence[str] = (
         for t in own[best]:
             cover[t] *= COVERED
     return out
+
+
+ASKED_CODE = re.compile(r"\b(?=[a-z-]*\d)(?=[\d-]*[a-z])[a-z\d][a-z\d-]{2,}\b", re.IGNORECASE)
+"""A code a question names: letters and digits in one word ("H14", "e-12", "BA123")."""
+NOT_A_CODE = re.compile(r"\d+(?:st|nd|rd|th|am|pm|s|k|kg|km|mm|cm|ml|mb|gb|p)", re.IGNORECASE)
+"""Letters after a number that make it an ordinal, a time or a quantity ("24th", "5pm", "20kg"), no code."""
 
 
 def people_asked(channels: SideChannels, asked: Sequence[QueryTerm]) -> list[list[QueryTerm]]:

@@ -332,6 +332,16 @@ def test_an_event_on_the_day_a_part_names_ranks_first():
     assert "Jubilee Arms" in candidates(ch, "where are we having coffee monday", days=days)[0].text
 
 
+def test_a_line_giving_the_code_a_question_names_ranks_first():
+    """"H14 on the heat pump display??": the manual's H14 line, before its line about the display."""
+    manual = {"name": "heat-pump-manual.md", "device": "pi", "path": "/m.md",
+              "excerpt": "If the display of your heat pump shows an error code, look it up here.\n"
+                         "- H33: the outdoor unit is iced up.\n- H14: the flow rate is low: clean the filter."}
+    ch = channels_with(files=(manual,))
+    assert "H14" in candidates(ch, "H14 on the heat pump display??")[0].text
+    assert candidates(ch, "what does the heat pump display show on the 24th")[0].text.startswith("If the display")
+
+
 def test_number_written_short_asks_for_a_number():
     assert replies.asked_kind("car insurance policy no?") == "number"
     assert replies.asked_kind("whats the booking ref num") == "number"
