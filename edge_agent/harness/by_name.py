@@ -47,15 +47,19 @@ def _split(terms: list[QueryTerm]) -> tuple[list[QueryTerm], list[QueryTerm]]:
 
 
 def mentions(event: dict[str, Any], terms: list[QueryTerm]) -> int:
-    """How many of the terms the event's title, place or notes hold (by stems, or as the start of a
-    longer word: "hair appointment" finds the "Haircut")."""
-    text = item_text(EVENTS_CHANNEL, event)
+    """How many of the terms the event's title, place or notes hold (mentioned)."""
+    return len(mentioned(item_text(EVENTS_CHANNEL, event), terms))
+
+
+def mentioned(text: str, terms: list[QueryTerm]) -> set[str]:
+    """The terms `text` holds (by stems, or as the start of a longer word: "hair appointment" finds
+    the "Haircut")."""
     have = set(text_matches(terms, text))
     words = tokens(text)
     for t in terms:
         if t.word not in have and any(w.startswith(s) for s in _word_stems(t) for w in words):
             have.add(t.word)
-    return len(have)
+    return have
 
 
 def _word_stems(term: QueryTerm) -> list[str]:

@@ -21,7 +21,9 @@ of another line). So it never writes an answer's facts. What it does:
    says so in the answer.
 2. Choice (one generation a part). The numbered candidates and the question; under a grammar
    the model answers {"lines": [numbers]}: the lines that answer it, or 0 for none of them. It
-   cannot name a line that is not there. A two-part question ("Who's my plumber, and can you
+   cannot name a line that is not there. Its "none" is no answer when the first line names every
+   word the asker said and the model's own searches named too (thing_words, says_all: "wifi
+   pasword" with the wifi password line first). A two-part question ("Who's my plumber, and can you
    find his invoice?", parts()) is ranked and chosen for part by part, each part's candidates
    ranked by its own words first and the other part's a little. After a "who ..." part, a later
    part's "her" or "his" is whom its chosen line names: that name is looked up in the local
@@ -56,7 +58,7 @@ from edge_agent.harness.reserve import worst_case_tokens
 from edge_agent.harness.turn import CalendarRead, LimitReached, ModelCallFailed, TurnContext
 from edge_agent.store import spelling
 from edge_agent.store.passages import PASSAGE_SEPARATOR
-from edge_agent.store.text import MONTHS, QueryTerm, content_words, query_plan, stems, text_matches
+from edge_agent.store.text import MONTHS, STOPWORDS, QueryTerm, content_words, query_plan, stems, text_matches
 from edge_agent.tools import dates
 from edge_agent.tools.current_date import payload_today
 from edge_agent.tools.date_table import AMOUNT_WORDS, WEEKDAY_NAMES
@@ -646,6 +648,32 @@ async def choose(turn: TurnContext, spans: Sequence[Span], question: str | None 
     return [spans[n - 1] for n in picks]
 
 
+def thing_words(part: str, channels: SideChannels, today: date | None, crafted: Sequence[str]) -> list[QueryTerm]:
+    """The words of a part's asking clause that name the thing it asks about and that the model's
+    own searches named too: not its dates, not a word for a kind of value or for the calendar,
+    spelt as the found lines spell them, a person's relation word also by their name."""
+    asking = aside(part)[0]
+    if today is not None:
+        asking = by_name.without_dates(asking, today)[0]
+    searched = {st for q in crafted for t in query_plan(q) for st in stems(t.word)}
+    terms = [t for t in by_name.topic_terms(asking) if not t.soft and t.word not in STOPWORDS
+             and t.word not in VALUE_WORDS and t.word not in NAMING_WORDS and set(stems(t.word)) & searched]
+    texts = [f"{s.label} {s.text}" for s in item_spans(channels)]
+    terms = spelled(terms, texts)
+    names = {g[0].word: [" ".join(t.word for t in g[1:])] for g in people_asked(channels, terms)}
+    return [QueryTerm(t.word, (*t.phrases, *names.get(t.word, ())), t.soft) for t in terms]
+
+
+def says_all(span: Span, terms: Sequence[QueryTerm], part: str) -> bool:
+    """Whether a line (with where it comes from) names every thing word (thing_words; there must be
+    one) and holds the kind of value the part asks for, if any: the model's "none" is then no
+    answer ("wifi pasword" with "wifi password Palmerston-4658-kite" first)."""
+    text = f"{span.label}: {span.text}"
+    kinds = value_kinds(part)
+    return bool(terms) and not set(t.word for t in terms) - by_name.mentioned(text, list(terms)) and (
+        not kinds or any(VALUE_SHAPES[k].search(span.text) for k in kinds))
+
+
 # -- 3. composition --------------------------------------------------------------------------------
 def named_by_answer(picked: Sequence[Span], question: str) -> str:
     """The names the lines chosen for a "who ..." part give that the question did not say, as
@@ -875,6 +903,11 @@ async def reply(turn: TurnContext, *, needs_data: bool = True, first_stores: Seq
         spans = candidates(turn.channels, ranked_by, turn.queries, first_stores, related=related, days=days)
         shown = with_days(shown, named_days)
         picked = await choose(turn, spans, shown if len(asked) > 1 or named_days else None) if spans else []
+        if spans and not picked and says_all(spans[0], thing_words(part, turn.channels, today, turn.queries), part):
+            # "wifi pasword": "none", with the wifi password line first; the model's own searches
+            # named what that line names, so it answers
+            log.info("request %s: none chosen; the first line names all the part asks", turn.request_id)
+            picked = [spans[0]]
         chosen += [s for s in picked if s not in chosen]
         written_in = written_in or file_with_the_value(picked, every)
         if WHO.search(part):

@@ -553,6 +553,16 @@ async def test_none_of_these_is_not_found_and_nothing_is_quoted(make_harness):
     assert out.answer == NOT_FOUND and out.sources == [] and out.attachment is None
 
 
+async def test_none_chosen_with_a_first_line_naming_all_that_was_asked_and_searched_is_that_line(make_harness):
+    """The model says "none" with the answer first: a line naming every word the asker said and the
+    model searched for (and the kind of value asked) answers; one missing a word does not (the test
+    above: Leo's page names no shoe size)."""
+    model = role_model(planner=[plan("person_facts", "")], l3={"check_notebook": [{"query": "Leo birthday"}]},
+                       choose=[pick(0)])
+    out = await make_harness(model).ask("leo birthday when", request_id="r4")
+    assert out.answer == "Leo Marsh (brother): Birthday 3 May 1990."
+
+
 async def test_a_choice_that_fails_falls_back_to_the_best_ranked_line(make_harness):
     def broken(info):
         raise ValueError("not JSON")  # as a cut-off generation surfaces
