@@ -111,6 +111,11 @@ WHO = re.compile(r"\b(?:who|whos|who's|whom)\b", re.IGNORECASE)
 LIST_SPLIT = re.compile(r"\s+[·•|]\s+|;\s+|\s+—\s+|\s*\n\s*")
 """Where a sentence's parts are separate values: list dots, bars, semicolons, dashes, lines."""
 HEADING = re.compile(r"^#{1,6}\s+")
+LIST_ITEM = re.compile(r"^(?:[-*•]|\d{1,2}[.)])\s+")
+"""A line that is one item of a list ("- [ ] sunglasses", "* eggs", "2. passport")."""
+LIST_ASKED = re.compile(r"\b(?:list|checklist|to-?do)\b", re.IGNORECASE)
+"""A part asking for a list ("what's on the packing list"): a chosen item brings the list's other items."""
+LIST_ITEMS = 12  # of one list at most
 """A markdown heading line: left out of the candidates unless it holds a date, a year or an amount
 (HEADING_VALUE), for it names what follows ("## 4. Annual general meeting"); a résumé's "### Analyst,
 Heron Trust (2020–2022)" is the only line with those years."""
@@ -674,6 +679,18 @@ def says_all(span: Span, terms: Sequence[QueryTerm], part: str) -> bool:
         not kinds or any(VALUE_SHAPES[k].search(span.text) for k in kinds))
 
 
+def with_the_list(picked: Sequence[Span], spans: Sequence[Span], part: str) -> list[Span]:
+    """The chosen lines, and for a part asking for a list, the other items of a chosen item's list
+    (the same entry's list lines, in their order, LIST_ITEMS at most): "what's on the packing list"
+    is the list, not its first item."""
+    if not LIST_ASKED.search(part):
+        return list(picked)
+    out = list(picked)
+    for item in dict.fromkeys(s.item for s in picked if LIST_ITEM.match(s.text)):
+        out += [s for s in spans if s.item == item and LIST_ITEM.match(s.text) and s not in out][:LIST_ITEMS - 1]
+    return out
+
+
 # -- 3. composition --------------------------------------------------------------------------------
 def named_by_answer(picked: Sequence[Span], question: str) -> str:
     """The names the lines chosen for a "who ..." part give that the question did not say, as
@@ -908,6 +925,7 @@ async def reply(turn: TurnContext, *, needs_data: bool = True, first_stores: Seq
             # named what that line names, so it answers
             log.info("request %s: none chosen; the first line names all the part asks", turn.request_id)
             picked = [spans[0]]
+        picked = with_the_list(picked, every, part)
         chosen += [s for s in picked if s not in chosen]
         written_in = written_in or file_with_the_value(picked, every)
         if WHO.search(part):

@@ -342,6 +342,18 @@ def test_a_line_giving_the_code_a_question_names_ranks_first():
     assert candidates(ch, "what does the heat pump display show on the 24th")[0].text.startswith("If the display")
 
 
+def test_a_part_asking_for_a_list_is_answered_with_the_list():
+    """"what's on the packing list": the chosen item and the list's other items; a part that asks
+    for no list keeps the one line chosen."""
+    packing = {"name": "packing-list.md", "device": "pi", "path": "/p.md",
+               "excerpt": "# Packing\n- [ ] swimming things\n- [ ] sunglasses\n- [ ] travel wallet\nBook the taxi."}
+    every = item_spans(channels_with(files=(packing,)))
+    first = [s for s in every if "swimming" in s.text]
+    assert [s.text for s in replies.with_the_list(first, every, "what's on the packing list")] == [
+        "- [ ] swimming things", "- [ ] sunglasses", "- [ ] travel wallet"]
+    assert replies.with_the_list(first, every, "did i pack the swimming things") == first
+
+
 def test_number_written_short_asks_for_a_number():
     assert replies.asked_kind("car insurance policy no?") == "number"
     assert replies.asked_kind("whats the booking ref num") == "number"
