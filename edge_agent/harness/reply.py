@@ -58,7 +58,7 @@ from edge_agent.harness.reserve import worst_case_tokens
 from edge_agent.harness.turn import CalendarRead, LimitReached, ModelCallFailed, TurnContext
 from edge_agent.store import spelling
 from edge_agent.store.passages import PASSAGE_SEPARATOR
-from edge_agent.store.text import MONTHS, STOPWORDS, QueryTerm, content_words, query_plan, stems, text_matches
+from edge_agent.store.text import MONTHS, SOFT_WORDS, STOPWORDS, QueryTerm, content_words, query_plan, stems, text_matches
 from edge_agent.tools import dates
 from edge_agent.tools.current_date import payload_today
 from edge_agent.tools.date_table import AMOUNT_WORDS, WEEKDAY_NAMES
@@ -89,14 +89,20 @@ café); an event is one line with its title in it."""
 SYNONYM_WEIGHT = 0.5  # a term met only through the synonym table counts this share ("electrical" for
 # "electrician" also stems to every "electricity" bill)
 PART_SPLIT = re.compile(
-    r"\s*(?:[,;?]\s*(?:and|plus|also|as well as)\b|\s\+\s|(?:[?.!;]\s+|\band\s+|\s[+&]\s*)(?=(?:what|whats|what's|when|whens|"
+    r"\s*(?:[,;?]\s*(?:and|plus|also|as well as)\b|\s\+\s|[.?!]\s+(?=(?:his|her|their)\s)"
+    r"|\s[-—–]\s+(?=(?:what|whats|what's|where|wheres|where's|when|whens|when's|how|who|whos|who's)\b"
+    r"[^?.!]*\b(?:he|she|they|him|his|her|them|their)\b)"
+    r"|(?:[?.!;]\s+|\band\s+|\s[+&/]\s*|\s[-—–]\s+and\s+)(?=(?:what|whats|what's|when|whens|"
     r"when's|where|wheres|where's|who|whos|who's|which|how|hows|how's|can|could|did|does|do|is|are|has|have|also)\b)"
     r"|\s(?:and|plus|also|as well as|[+&])\s+(?=(?:the|my|his|her|their|our|a|an)\s))\s*",
     re.IGNORECASE)
 """Where a question's second part starts: ", and ...", ", plus ...", "? ..." (or ". ", "; " before a
 question word), "and when ...", "and the/my/her ..." (a second thing asked for; "also" and "as well
-as" too), "? also ...", "? and ..."; a " + " always, an "&" as an "and". An "and" inside one part
-("Tom and Mia's address") has neither the comma, a question word nor a determiner after it."""
+as" too), "? also ...", "? and ...", ". her address too"; a " + " always, an "&" or a "/" before a
+question word as an "and", a dash before "and" or before a question about him or her ("who has the
+spare key - whats her number"; "cycling agm - where's it being held" is one question). An "and"
+inside one part ("Tom and Mia's address") has neither the comma, a question word nor a determiner
+after it."""
 CLAUSE_SPLIT = re.compile(r"\s*(?:[,;?!]+|\s[-—–]\s)\s*")
 """Where a clause of a typed question ends: a comma, a question mark, a dash between words."""
 ASKING = re.compile(r"\b(?:what|whats|which|who|whos|whom|whose|where|wheres|when|whens|how|hows)\b",
@@ -106,8 +112,9 @@ ASIDE_WEIGHT = 0.3  # a word of a clause after the one that asks: "..., i keep g
 PRONOUN = re.compile(r"\b(?:he|she|him|her|his|hers|they|them|their|theirs)\b", re.IGNORECASE)
 """A part that says "he" or "her" is about whom the other part names ("a gift for Omar, and what
 book he told me to read"): that name counts fully there (see candidates)."""
-WHO = re.compile(r"\b(?:who|whos|who's|whom)\b", re.IGNORECASE)
-"""A part that asks for a person: the name its answer gives is whom a later part's pronoun means."""
+WHO = re.compile(r"\b(?:who|whos|who's|whom|someone|somebody|anyone|anybody)\b", re.IGNORECASE)
+"""A part that asks for a person ("who has the spare key", "did i lend it to someone"): the name its
+answer gives is whom a later part's pronoun means."""
 LIST_SPLIT = re.compile(r"\s+[·•|]\s+|;\s+|\s+—\s+|\s*\n\s*")
 """Where a sentence's parts are separate values: list dots, bars, semicolons, dashes, lines."""
 HEADING = re.compile(r"^#{1,6}\s+")
@@ -614,9 +621,10 @@ def asked_from(question: str) -> str:
 def parts(question: str) -> list[str]:
     """The things a question asks, each with words of its own to rank by (PART_SPLIT): "Who's my
     plumber, and can you find his invoice?" is two; a question that splits into fewer than two
-    pieces with such words is one: "where's that again" asks about what the piece before it said."""
+    pieces with such words (a word naming a thing, not only a kind of value, or a pronoun) is one:
+    "where's that again" asks about what the piece before it said, "- what time" about it too."""
     pieces = [p.strip(" ,;?") for p in PART_SPLIT.split(question)]
-    pieces = [p for p in pieces if content_words(p)]
+    pieces = [p for p in pieces if set(content_words(p)) - SOFT_WORDS or PRONOUN.search(p)]
     return pieces if len(pieces) > 1 else [question]
 
 

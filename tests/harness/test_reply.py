@@ -124,6 +124,15 @@ def test_a_two_part_question_gets_candidates_for_each_part():
     ("is dad allergic to anything? cooking sunday", ["is dad allergic to anything? cooking sunday"]),  # an aside
     ("call me on +44 7700 900123", ["call me on +44 7700 900123"]),
     ("Tom & Mia's address", ["Tom & Mia's address"]),
+    ("who has the spare key - whats her number", ["who has the spare key", "whats her number"]),
+    ("where am i meeting alina wednesday. her address too", ["where am i meeting alina wednesday",
+                                                             "her address too"]),
+    ("what did rex weigh at the vet / what time is the booster", ["what did rex weigh at the vet",
+                                                                  "what time is the booster"]),
+    ("dentist check-up - what time", ["dentist check-up - what time"]),  # "what time" names nothing of its own
+    ("cycling agm - where's it being held", ["cycling agm - where's it being held"]),  # "it": the agm
+    ("ski trip flight what time do i leave - and which hotel are we in",
+     ["ski trip flight what time do i leave", "which hotel are we in"]),
     ("where did mum book the cottage? also need her mobile", ["where did mum book the cottage", "need her mobile"]),
     ("whats the wifi password. also when is bin day", ["whats the wifi password", "also when is bin day"]),
     ("when is mum's lunch; what should i bring", ["when is mum's lunch", "what should i bring"]),
