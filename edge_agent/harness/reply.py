@@ -480,8 +480,9 @@ def candidates(channels: SideChannels, question: str, crafted: Sequence[str] = (
     if kind is not None:  # only a line holding the value asked for can answer
         left = {i for i in left if HOLDS[kind].search(spans[i].text)}
     for person in (g for g in people if g[0].word not in aside_words):
-        # a person the question names: only lines of entries that mention them (by the word asked
-        # or their name) can be about them; "mum's address" is not the bill's supply address
+        # a person (or pet) the question names: only lines of entries that mention them (by the word
+        # asked or their name) can be about them; "mum's address" is not the bill's supply address,
+        # and "whats lenas husband called" is no other husband's page
         entries = {s.item for s, text in zip(spans, texts) if text_matches(person, text)}
         left = {i for i in left if spans[i].item in entries}
     # a code the question names ("H14 on the display") is answered by the lines that give it
@@ -516,8 +517,8 @@ def people_asked(channels: SideChannels, asked: Sequence[QueryTerm]) -> list[lis
     "(best friend)"; not "best"), that word and the words of the person's name: a line about them
     holds one of them."""
     people = []  # (name, the last word of what they are)
-    for n in channels.notes:
-        if n.get("kind") == "person":
+    for n in channels.notes:  # a person's page, or a pet's: "Pancake (dog)"
+        if n.get("kind") == "person" or re.search(r"\([^()]+\)\s*$", str(n.get("title") or "")):
             title = str(n.get("title") or "")
             what = " ".join(re.findall(r"\(([^()]*)\)", title)).split()
             people.append((re.sub(r"\(.*?\)", " ", title), what[-1] if what else ""))
