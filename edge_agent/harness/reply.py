@@ -228,7 +228,8 @@ def naming_lines(spans: Sequence[Span], question: str) -> list[bool]:
 
 
 KIND_WEIGHT = 0.5  # of the question's heaviest term, for a line about it holding the kind of value asked for
-DAY_WEIGHT = 1.0  # of the question's heaviest term, for a memory entry written on a past day the question names
+DAY_WEIGHT = 1.0  # of the question's heaviest term, for an entry of a day the question names (a memory entry
+# written then, an event then)
 STORE_OF = {"notes": "notebook", "memory": "memory", "files": "files", "events": "calendar"}
 """Side channel -> the store named in `sources`."""
 MEMORY_LABELS = {"message": "Message from {who}, {day}", "call": "Call with {who}, {day}",
@@ -405,8 +406,7 @@ def candidates(channels: SideChannels, question: str, crafted: Sequence[str] = (
     asked = spelled(query_plan(question), texts)
     # "mum" is also her name: "Message from Imani Northcott" is from mum (people_asked)
     people = people_asked(channels, asked)
-    names = {g[0].word: [" ".join(t.word for t in g[1:])] for g in people}
-    asked = [QueryTerm(t.word, (*t.phrases, *names.get(t.word, ())), t.soft) for t in asked]
+    asked = with_names(asked, people)
     asked_words = {t.word for t in asked}
     others = spelled([t for t in query_plan(related) if t.word not in asked_words], texts) if related else []
     other_words = {t.word for t in others}
@@ -531,6 +531,12 @@ def people_asked(channels: SideChannels, asked: Sequence[QueryTerm]) -> list[lis
             words = {w for name in named for w in content_words(name)}
             out.append([term, *(QueryTerm(w, (w,), False) for w in sorted(words))])
     return out
+
+
+def with_names(terms: list[QueryTerm], people: list[list[QueryTerm]]) -> list[QueryTerm]:
+    """The terms, a word naming a person (people_asked) also matched by their name."""
+    names = {g[0].word: [" ".join(t.word for t in g[1:])] for g in people}
+    return [QueryTerm(t.word, (*t.phrases, *names.get(t.word, ())), t.soft) for t in terms]
 
 
 def spelled(terms: list[QueryTerm], texts: Sequence[str]) -> list[QueryTerm]:
@@ -662,20 +668,19 @@ async def choose(turn: TurnContext, spans: Sequence[Span], question: str | None 
     return [spans[n - 1] for n in picks]
 
 
-def thing_words(part: str, channels: SideChannels, today: date | None, crafted: Sequence[str]) -> list[QueryTerm]:
+def thing_words(part: str, channels: SideChannels, today: date | None, crafted: Sequence[str],
+                every: Sequence[Span]) -> list[QueryTerm]:
     """The words of a part's asking clause that name the thing it asks about and that the model's
     own searches named too: not its dates, not a word for a kind of value or for the calendar,
-    spelt as the found lines spell them, a person's relation word also by their name."""
+    spelt as the found lines (`every`) spell them, a person's relation word also by their name."""
     asking = aside(part)[0]
     if today is not None:
         asking = by_name.without_dates(asking, today)[0]
     searched = {st for q in crafted for t in query_plan(q) for st in stems(t.word)}
     terms = [t for t in by_name.topic_terms(asking) if not t.soft and t.word not in STOPWORDS
              and t.word not in VALUE_WORDS and t.word not in NAMING_WORDS and set(stems(t.word)) & searched]
-    texts = [f"{s.label} {s.text}" for s in item_spans(channels)]
-    terms = spelled(terms, texts)
-    names = {g[0].word: [" ".join(t.word for t in g[1:])] for g in people_asked(channels, terms)}
-    return [QueryTerm(t.word, (*t.phrases, *names.get(t.word, ())), t.soft) for t in terms]
+    terms = spelled(terms, [f"{s.label} {s.text}" for s in every])
+    return with_names(terms, people_asked(channels, terms))
 
 
 def says_all(span: Span, terms: Sequence[QueryTerm], part: str) -> bool:
@@ -710,16 +715,14 @@ def named_by_answer(picked: Sequence[Span], question: str) -> str:
     return " ".join(dict.fromkeys(w for w in written if w.lower() in named and not set(stems(w)) & said))
 
 
-def past_days(part: str, today: date | None) -> list[dates.Resolution]:
-    """The date phrases of a part that name days up to today ("yesterday", "last week", "in june")."""
-    if today is None:
-        return []
-    return [r for r in dates.resolve_all(part, today) if r.span is not None and r.span.first <= today]
-
-
 def named_days_of(part: str, today: date | None) -> list[dates.Resolution]:
     """Every date phrase of a part that names days ("monday": the coming one; "last week")."""
     return [r for r in dates.resolve_all(part, today) if r.span is not None] if today is not None else []
+
+
+def past_days(part: str, today: date | None) -> list[dates.Resolution]:
+    """The date phrases of a part that name days up to today ("yesterday", "last week", "in june")."""
+    return [r for r in named_days_of(part, today) if today is not None and r.span.first <= today]
 
 
 def with_days(part: str, named: Sequence[dates.Resolution]) -> str:
@@ -929,7 +932,8 @@ async def reply(turn: TurnContext, *, needs_data: bool = True, first_stores: Seq
         spans = candidates(turn.channels, ranked_by, turn.queries, first_stores, related=related, days=days)
         shown = with_days(shown, named_days)
         picked = await choose(turn, spans, shown if len(asked) > 1 or named_days else None) if spans else []
-        if spans and not picked and says_all(spans[0], thing_words(part, turn.channels, today, turn.queries), part):
+        if spans and not picked and says_all(spans[0], thing_words(part, turn.channels, today, turn.queries, every),
+                                             part):
             # "wifi pasword": "none", with the wifi password line first; the model's own searches
             # named what that line names, so it answers
             log.info("request %s: none chosen; the first line names all the part asks", turn.request_id)
