@@ -491,8 +491,11 @@ def candidates(channels: SideChannels, question: str, crafted: Sequence[str] = (
     gives_code = [any(c.search(s.text) for c in codes) for s in spans]
     out: list[Span] = []
     per_item: Counter = Counter()
+    def rank(i: int) -> tuple:
+        s = score(i)
+        return -(gives_code[i] and s > 0), -s, order[i]
     while left and len(out) < limit:
-        best = min(left, key=lambda i: (-(gives_code[i] and score(i) > 0), -score(i), order[i]))
+        best = min(left, key=rank)
         if score(best) <= 0:
             break
         left.discard(best)
@@ -720,11 +723,6 @@ def named_days_of(part: str, today: date | None) -> list[dates.Resolution]:
     return [r for r in dates.resolve_all(part, today) if r.span is not None] if today is not None else []
 
 
-def past_days(part: str, today: date | None) -> list[dates.Resolution]:
-    """The date phrases of a part that name days up to today ("yesterday", "last week", "in june")."""
-    return [r for r in named_days_of(part, today) if today is not None and r.span.first <= today]
-
-
 def with_days(part: str, named: Sequence[dates.Resolution]) -> str:
     """A part with the days each date phrase means after it, as the lines name days, for the model
     choosing its lines: "what did enzo text me last week (12 Jul to 18 Jul)"."""
@@ -925,8 +923,9 @@ async def reply(turn: TurnContext, *, needs_data: bool = True, first_stores: Seq
         if answered_names and look_up is not None and PRONOUN.search(part):
             await look_up(answered_names)  # "... and what's her address": her page, found by her name
             related, shown = f"{related} {answered_names}", pronoun_named(part, answered_names)
-        named_days = past_days(part, today)
-        days = [(r.span.first, r.span.last) for r in named_days_of(part, today)]
+        every_day = named_days_of(part, today)
+        days = [(r.span.first, r.span.last) for r in every_day]
+        named_days = [r for r in every_day if today is not None and r.span.first <= today]  # days gone
         # "who texted me yesterday": the day is no word to find; "the electric in june": the bill says June
         ranked_by = by_name.without_dates(part, today)[0] if named_days and SAID.search(part) else part
         spans = candidates(turn.channels, ranked_by, turn.queries, first_stores, related=related, days=days)

@@ -55,11 +55,6 @@ def by_days(tools: Mapping[str, Tool], channel: str) -> str | None:
                  and {"start", "end"} <= set(t.Args.model_fields)), None)
 
 
-def calendar_tool(tools: Mapping[str, Tool]) -> str | None:
-    """The tool that reads the calendar by a start and end day, if there is one."""
-    return by_days(tools, "events")
-
-
 def local_only(toolbox: Toolbox) -> Toolbox:
     """The same tools over this device's data only (no remote file search, no peer listing)."""
     ctx = dataclasses.replace(toolbox.ctx, remote_search=None, list_remote_devices=None)

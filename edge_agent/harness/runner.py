@@ -70,8 +70,8 @@ class Harness:
         """The tools over this device's data only: what the question's words search."""
         self.searchable = retrieval.searchable(self.toolbox.tools) if self.by_question else ()
         """The stores the question's words search (retrieval.searchable)."""
-        self.calendar = retrieval.calendar_tool(self.toolbox.tools) if self.by_question else None
-        """The calendar the question's words search by name (retrieval.calendar_tool)."""
+        self.calendar = retrieval.by_days(self.toolbox.tools, "events") if self.by_question else None
+        """The calendar the question's words search by name (retrieval.by_days)."""
 
     async def static_heads(self) -> list[str]:
         """Every static prompt head as of today, rendered: what the runtime evaluates once and keeps."""

@@ -231,30 +231,33 @@ def _ordinal(m: re.Match, today: date) -> Span | None:
     if "of" in m.group(0).lower().split():
         year, month = _month_ref(m, today)
         return _day(date(year, month, day)) if day <= calendar.monthrange(year, month)[1] else None
-    year, month = today.year, today.month
-    step = -1 if PAST.search(m.string) else 1  # "what did mum say on the 11th": the 11th just gone
-    if (day > today.day) if step < 0 else (day < today.day):
-        year, month = _add_months(year, month, step)
-    while day > calendar.monthrange(year, month)[1]:  # "the 31st" in a 30-day month: the next that has it
-        year, month = _add_months(year, month, step)
-    return _day(date(year, month, day))
+    # "what did mum say on the 11th": the 11th just gone
+    return _numbered_day(day, today, -1 if PAST.search(m.string) else 1)
 
 
 _WEEKDAY_SHORT = {**_WEEKDAY_SPELLINGS, "mon": 0, "tue": 1, "wed": 2, "thu": 3, "fri": 4, "sat": 5, "sun": 6}
 """Weekdays as a phone types them before a day of the month ("mon 24th"); alone, "sat" and "wed" are words."""
-MONTHS_AHEAD = 12  # how far "mon 24th" is looked for
+MONTHS_AHEAD = 12  # how far a day of the month (on a weekday) is looked for
 
 
 def _weekday_ordinal(m: re.Match, today: date) -> Span | None:
     """"mon 24th", "saturday the 29th": the next day of the month with that number that falls on
     that weekday (in a text of the past, the last one); None when none does within a year."""
-    day, weekday = int(m.group("d")), _WEEKDAY_SHORT[m.group("wds").lower()]
-    step = -1 if PAST.search(m.string) else 1
+    return _numbered_day(int(m.group("d")), today, -1 if PAST.search(m.string) else 1,
+                         _WEEKDAY_SHORT[m.group("wds").lower()])
+
+
+def _numbered_day(day: int, today: date, step: int, weekday: int | None = None) -> Span | None:
+    """The first day of the month numbered `day` on or after today (step 1; on or before it, step
+    -1), on `weekday` when one is given, months stepped one at a time ("the 31st" in a 30-day month:
+    the next that has it); None when none is within MONTHS_AHEAD months."""
+    if not 1 <= day <= 31:
+        return None
     year, month = today.year, today.month
     for _ in range(MONTHS_AHEAD + 1):
         if day <= calendar.monthrange(year, month)[1]:
             found = date(year, month, day)
-            if found.weekday() == weekday and (found >= today if step > 0 else found <= today):
+            if (found >= today if step > 0 else found <= today) and weekday in (None, found.weekday()):
                 return _day(found)
         year, month = _add_months(year, month, step)
     return None
