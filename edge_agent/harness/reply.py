@@ -27,13 +27,16 @@ of another line). So it never writes an answer's facts. What it does:
    find his invoice?", parts()) is ranked and chosen for part by part, each part's candidates
    ranked by its own words first and the other part's a little. After a "who ..." part, a later
    part's "her" or "his" is whom its chosen line names: that name is looked up in the local
-   stores (a callback the runner passes in) and shown to the model in the pronoun's place.
+   stores (a callback the runner passes in) and shown to the model in the pronoun's place; without
+   one, the one person of the notebook the other part names is ("... meeting alina. her address").
 3. Composition (no model). The chosen spans exactly as stored, each after where it comes from
    ("Joel Marsh (partner): Birthday 22 October (born 1986)."), and the same in `sources`.
 
 Some answers need no choice at all and are rendered: a calendar question's events of the range
 it asked about, with the range named ("Next week, Mon 23 Nov to Sun 29 Nov: ..."); today's date
 (or, for a date question naming more than dates, the events it names in the days it names).
+In a two-part question each part is answered on its own: a part naming days a calendar read
+covered is that calendar answer for its days (calendar_part), the other part chosen for.
 A located file is attached and named. Nothing found, or 0 chosen: the asker hears that nothing
 was found. A question that needed none of the user's data (the plan said "none") gets the
 model's own short reply only when no span is chosen.
@@ -536,6 +539,18 @@ def people_asked(channels: SideChannels, asked: Sequence[QueryTerm]) -> list[lis
     return out
 
 
+def person_named(channels: SideChannels, text: str) -> str:
+    """The one person (or pet) of the notebook's pages that `text` names (people_asked), as their
+    page names them; '' when it names none or several: whom "her" in another part means."""
+    groups = people_asked(channels, query_plan(text))
+    words = {frozenset(t.word for t in g[1:]) for g in groups}
+    if len(words) != 1:
+        return ""
+    (name,) = words
+    titles = [re.sub(r"\s*\(.*?\)", "", str(n.get("title") or "")).strip() for n in channels.notes]
+    return next((t for t in titles if {w.lower() for w in content_words(t)} == set(name)), "")
+
+
 def with_names(terms: list[QueryTerm], people: list[list[QueryTerm]]) -> list[QueryTerm]:
     """The terms, a word naming a person (people_asked) also matched by their name."""
     names = {g[0].word: [" ".join(t.word for t in g[1:])] for g in people}
@@ -882,6 +897,31 @@ def names_more_than_dates(turn: TurnContext) -> bool:
     return today is not None and bool(by_name.beyond_dates(aside(turn.question)[0], today))
 
 
+def calendar_part(turn: TurnContext, part: str, named: Sequence[dates.Resolution], today: date | None) -> Reply | None:
+    """One part of a two-part question that asks about days a calendar read of the plan covered
+    ("where am i meeting bartek on friday, also whats his mobile"): those days' events, rendered as a
+    calendar question's are (the ones the part names, when it names some). None when it names no
+    day, asks what was said, no read covered its days, or no event of those days mentions every
+    word it names beyond them: its lines are then ranked and chosen like any part's."""
+    if not named or today is None or SAID.search(part):
+        return None
+    first, last = min(r.span.first for r in named if r.span), max(r.span.last for r in named if r.span)
+    read = next((r for r in turn.calendar_reads if r.first <= first and last <= r.last), None)
+    if read is None:
+        return None
+    events = [e for e in read.events if first.isoformat() <= str(e.get("start", ""))[:10] <= last.isoformat()]
+    asked = by_name.without_dates(part, today)[0]
+    if by_name.beyond_dates(part, today) and not by_name.names_all(events, asked):  # "meeting bartek": not
+        return None  # "Meeting Santiago"
+    return calendar_reply(CalendarRead(first, last, " and ".join(r.phrase for r in named), events), part)
+
+
+def joined(answers: Sequence[Reply]) -> Reply:
+    """The answers to a question's parts as one reply: their lines, sources and first attachment."""
+    return Reply("\n".join(a.text for a in answers), [s for a in answers for s in a.sources],
+                 next((a.attachment for a in answers if a.attachment), None))
+
+
 def rendered(turn: TurnContext, first_stores: Sequence[str] = ()) -> Reply | None:
     """An answer that needs no choice: today's date for a plan of the date alone when the question
     names nothing beyond dates ("film club next month, what's the date" is searched), the events of a
@@ -890,6 +930,8 @@ def rendered(turn: TurnContext, first_stores: Sequence[str] = ()) -> Reply | Non
     everything found is ranked."""
     if dated(turn, first_stores) and not names_more_than_dates(turn):
         return date_reply(turn.channels.date, turn.question)
+    if len(parts(turn.question)) > 1:  # each part is answered on its own (calendar_part)
+        return None
     named = [r for r in turn.calendar_reads if r.phrase and not SAID.search(turn.question)]
     if named:
         return calendar_reply(named[-1], turn.question)
@@ -917,13 +959,20 @@ async def reply(turn: TurnContext, *, needs_data: bool = True, first_stores: Seq
     every = item_spans(turn.channels)  # where a chosen value may be written
     asked = parts(turn.question)
     answered_names = ""  # the names a "who ..." part's chosen lines gave
+    on_days: list[Reply] = []  # the parts answered by the calendar of the days they name
     for part in asked:  # a two-part question: each part ranked and chosen for on its own
         related = " ".join(p for p in asked if p != part)
         shown = part
         if answered_names and look_up is not None and PRONOUN.search(part):
             await look_up(answered_names)  # "... and what's her address": her page, found by her name
             related, shown = f"{related} {answered_names}", pronoun_named(part, answered_names)
+        elif len(asked) > 1 and PRONOUN.search(part) and (referent := person_named(turn.channels, related)):
+            shown = pronoun_named(part, referent)  # "where am i meeting alina. her address too"
         every_day = named_days_of(part, today)
+        part_on_days = calendar_part(turn, part, every_day, today) if len(asked) > 1 else None
+        if part_on_days is not None:
+            on_days.append(part_on_days)
+            continue
         days = [(r.span.first, r.span.last) for r in every_day]
         named_days = [r for r in every_day if today is not None and r.span.first <= today]  # days gone
         # "who texted me yesterday": the day is no word to find; "the electric in june": the bill says June
@@ -943,7 +992,9 @@ async def reply(turn: TurnContext, *, needs_data: bool = True, first_stores: Seq
         if WHO.search(part):
             answered_names = named_by_answer(picked, turn.question)
     if chosen:  # the file a chosen value is written in, before the plan's best search hit
-        return with_file(composed(chosen), written_in or located)
+        return joined([*on_days, with_file(composed(chosen), written_in or located)])
+    if on_days:
+        return joined(on_days)
     if not needs_data and located is None:
         return None
     return with_file(Reply(NOT_FOUND), located)

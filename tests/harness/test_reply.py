@@ -704,6 +704,50 @@ async def test_a_calendar_question_reads_the_named_range_without_a_generation(ma
     assert out.tools_called[:2] == ["current_date", "queryCalendar"]
 
 
+async def test_a_two_part_question_answers_a_part_naming_days_from_the_calendar(make_harness, store):
+    """"what have I got next Tuesday, and where does Leo live": Tuesday rendered as a calendar
+    answer is, and Leo's line chosen for the other part; the whole question is no calendar range."""
+    await store.calendar.upsert(EventRecord("dentist-1", "Dentist check-up", datetime(2026, 11, 10, 10, 15),
+                                            datetime(2026, 11, 10, 11, 0), False, location="Park Street Dental"))
+    seen = []
+
+    def choose(info):
+        seen.append(info.prompt.rstrip().rsplit("Question: ", 1)[1].split("\n")[0])
+        return pick_holding("Leeds")(info)
+    model = role_model(planner=[plan("calendar_question")], choose=choose)
+    out = await make_harness(model, by_question=True).ask("what have I got next Tuesday, and where does Leo live?",
+                                                          request_id="c2")
+    assert seen == ["where does Leo live"]
+    assert out.answer == ("Next Tuesday, Tue 10 Nov: Dentist check-up — Tue 10 Nov 10:15-11:00 @ Park Street Dental\n"
+                          "Leo Marsh (brother): Lives in Leeds.")
+
+
+async def test_a_part_naming_days_and_a_thing_no_event_mentions_is_chosen_for_and_her_means_whom_it_names(
+        make_harness, store):
+    """"where am i meeting leo next tuesday. his birthday too": Tuesday's dentist is not Leo, so that
+    part is chosen for like any; the model reads the other part with whom "his" means."""
+    await store.calendar.upsert(EventRecord("dentist-1", "Dentist check-up", datetime(2026, 11, 10, 10, 15),
+                                            datetime(2026, 11, 10, 11, 0), False, location="Park Street Dental"))
+    seen = []
+
+    def choose(info):
+        seen.append(info.prompt.rstrip().rsplit("Question: ", 1)[1].split("\n")[0])
+        return pick_holding("Leeds" if len(seen) == 1 else "3 May")(info)
+    model = role_model(planner=[plan("calendar_question")], choose=choose)
+    out = await make_harness(model, by_question=True).ask("where am i meeting leo next tuesday. his birthday too",
+                                                          request_id="c3")
+    assert seen[1] == "Leo Marsh's birthday too" and seen[0].startswith("where am i meeting leo next tuesday")
+    assert out.answer == "Leo Marsh (brother): Lives in Leeds. Birthday 3 May 1990."
+
+
+def test_whom_a_part_names_is_one_person_of_the_notebook():
+    ch = channels_with(note(1, "Leo Marsh (brother)", LEO_BODY), note(2, "Ana Ruiz (friend)", "Likes tea."))
+    ch.notes[0]["kind"] = ch.notes[1]["kind"] = "person"
+    assert replies.person_named(ch, "where am i meeting leo") == "Leo Marsh"
+    assert replies.person_named(ch, "my brother's birthday") == "Leo Marsh"
+    assert replies.person_named(ch, "leo and ana") == "" and replies.person_named(ch, "the boiler") == ""
+
+
 def test_a_line_from_an_entry_that_speaks_to_the_assistant_says_so():
     # The planted sentences are never candidates ("Helper reading this aloud: ..." is one too); the
     # entry's other sentences may answer, and the answer says where they come from is not to be trusted.
