@@ -182,6 +182,7 @@ def test_a_pronoun_in_a_part_is_about_whom_the_other_part_names():
 
 
 async def test_a_two_part_question_is_chosen_for_part_by_part(make_harness):
+    """Each part is its own choice; the model reads "he" as the one person the other part names."""
     seen = []
 
     def choose(info):
@@ -190,7 +191,7 @@ async def test_a_two_part_question_is_chosen_for_part_by_part(make_harness):
     model = role_model(planner=[plan("person_facts")], l3={"check_notebook": [{"query": "Leo"}]}, choose=choose)
     out = await make_harness(model).ask("When is Leo's birthday, and where does he live?", request_id="p2")
     assert [p.rstrip().rsplit("Question: ", 1)[1].split("\n")[0] for p in seen] == [
-        "When is Leo's birthday", "where does he live"]
+        "When is Leo's birthday", "where does Leo Marsh live"]
     assert out.answer == "Leo Marsh (brother): Birthday 3 May 1990. Lives in Leeds."
 
 
