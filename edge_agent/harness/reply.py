@@ -23,7 +23,9 @@ of another line). So it never writes an answer's facts. What it does:
    the model answers {"lines": [numbers]}: the lines that answer it, or 0 for none of them. It
    cannot name a line that is not there. Its "none" is no answer when the first line names every
    word the asker said and the model's own searches named too (thing_words, says_all: "wifi
-   pasword" with the wifi password line first). A two-part question ("Who's my plumber, and can you
+   pasword" with the wifi password line first). A chosen line that says no more than where it
+   comes from but a name ("Santiago Yilmaz is Oisin's friend": adds_nothing) answers only a part
+   whose every word it names: who Santiago is, not his wife's name. A two-part question ("Who's my plumber, and can you
    find his invoice?", parts()) is ranked and chosen for part by part, each part's candidates
    ranked by its own words first and the other part's a little. After a "who ..." part, a later
    part's "her" or "his" is whom its chosen line names: that name is looked up in the local
@@ -686,28 +688,40 @@ async def choose(turn: TurnContext, spans: Sequence[Span], question: str | None 
     return [spans[n - 1] for n in picks]
 
 
-def thing_words(part: str, channels: SideChannels, today: date | None, crafted: Sequence[str],
+def thing_words(part: str, channels: SideChannels, today: date | None, crafted: Sequence[str] | None,
                 every: Sequence[Span]) -> list[QueryTerm]:
     """The words of a part's asking clause that name the thing it asks about and that the model's
-    own searches named too: not its dates, not a word for a kind of value or for the calendar,
-    spelt as the found lines (`every`) spell them, a person's relation word also by their name."""
+    own searches named too (`crafted`; None: every such word): not its dates, not a word for a kind
+    of value or for the calendar, spelt as the found lines (`every`) spell them, a person's
+    relation word also by their name."""
     asking = aside(part)[0]
     if today is not None:
         asking = by_name.without_dates(asking, today)[0]
-    searched = {st for q in crafted for t in query_plan(q) for st in stems(t.word)}
+    searched = {st for q in crafted for t in query_plan(q) for st in stems(t.word)} if crafted is not None else None
     terms = [t for t in by_name.topic_terms(asking) if not t.soft and t.word not in STOPWORDS
-             and t.word not in VALUE_WORDS and t.word not in NAMING_WORDS and set(stems(t.word)) & searched]
+             and t.word not in VALUE_WORDS and t.word not in NAMING_WORDS
+             and (searched is None or set(stems(t.word)) & searched)]
     terms = spelled(terms, [f"{s.label} {s.text}" for s in every])
     return with_names(terms, people_asked(channels, terms))
+
+
+def adds_nothing(span: Span) -> bool:
+    """Whether a line says no more than where it comes from but a name: "Santiago Yilmaz is Oisin's
+    friend" on "Santiago Yilmaz (friend)". It tells who someone is, and nothing else."""
+    return not set(content_words(span.text)) - set(content_words(span.label)) - names_in(span.text)
+
+
+def names_every(span: Span, terms: Sequence[QueryTerm]) -> bool:
+    """Whether a line, with where it comes from, names every one of `terms`."""
+    return not {t.word for t in terms} - by_name.mentioned(f"{span.label}: {span.text}", list(terms))
 
 
 def says_all(span: Span, terms: Sequence[QueryTerm], part: str) -> bool:
     """Whether a line (with where it comes from) names every thing word (thing_words; there must be
     one) and holds the kind of value the part asks for, if any: the model's "none" is then no
     answer ("wifi pasword" with "wifi password Palmerston-4658-kite" first)."""
-    text = f"{span.label}: {span.text}"
     kinds = value_kinds(part)
-    return bool(terms) and not set(t.word for t in terms) - by_name.mentioned(text, list(terms)) and (
+    return bool(terms) and names_every(span, terms) and (
         not kinds or any(VALUE_SHAPES[k].search(span.text) for k in kinds))
 
 
@@ -986,6 +1000,9 @@ async def reply(turn: TurnContext, *, needs_data: bool = True, first_stores: Seq
             # named what that line names, so it answers
             log.info("request %s: none chosen; the first line names all the part asks", turn.request_id)
             picked = [spans[0]]
+        if any(adds_nothing(s) for s in picked):  # "whats santiagos wifes name": "Santiago Yilmaz is
+            things = thing_words(part, turn.channels, today, None, every)  # Oisin's friend" names no wife
+            picked = [s for s in picked if not adds_nothing(s) or names_every(s, things)]
         picked = with_the_list(picked, every, part)
         chosen += [s for s in picked if s not in chosen]
         written_in = written_in or file_with_the_value(picked, every)

@@ -592,6 +592,26 @@ async def test_none_chosen_with_a_first_line_naming_all_that_was_asked_and_searc
     assert out.answer == "Leo Marsh (brother): Birthday 3 May 1990."
 
 
+@pytest.mark.parametrize("question, answer", [
+    ("whats leos wifes name", NOT_FOUND),  # the line names no wife: it is no answer
+    ("did leo say what train hes getting", NOT_FOUND),
+    ("who is leo", "Leo Marsh (brother): Leo Marsh is Clara's brother."),
+    ("how do i know leo marsh, brother?", "Leo Marsh (brother): Leo Marsh is Clara's brother.")])
+async def test_a_chosen_line_saying_no_more_than_where_it_comes_from_answers_only_who_someone_is(
+        make_harness, question, answer):
+    model = role_model(planner=[plan("person_facts")], l3={"check_notebook": [{"query": "Leo"}]},
+                       choose=pick_holding("Clara's brother"))
+    assert (await make_harness(model).ask(question, request_id="r5")).answer == answer
+
+
+def test_a_line_adds_nothing_when_its_words_beyond_its_label_are_names():
+    def span(label, text):
+        return Span(text, "notebook", label, label)
+    assert replies.adds_nothing(span("Leo Marsh (brother)", "Leo Marsh is Clara's brother."))
+    assert not replies.adds_nothing(span("Leo Marsh (brother)", "Lives in Leeds."))
+    assert not replies.adds_nothing(span("Leo Marsh (brother)", "Leo's wife is Mia."))
+
+
 async def test_a_choice_that_fails_falls_back_to_the_best_ranked_line(make_harness):
     def broken(info):
         raise ValueError("not JSON")  # as a cut-off generation surfaces
