@@ -37,7 +37,9 @@ of another line). So it never writes an answer's facts. What it does:
 Some answers need no choice at all and are rendered: a calendar question's events of the range
 it asked about, with the range named ("Next week, Mon 23 Nov to Sun 29 Nov: ..."); today's date
 (or, for a date question naming more than dates, the events it names in the days it names).
-In a two-part question each part is answered on its own: a part naming days a calendar read
+A question asking a value, a place or a name of a thing no event of the range mentions ("yoga on
+thursday what time") is not rendered, and an event that mentions none of that thing's words is no
+answer to it when chosen (things_asked_of). In a two-part question each part is answered on its own: a part naming days a calendar read
 covered is that calendar answer for its days (calendar_part), the other part chosen for.
 A located file is attached and named. Nothing found, or 0 chosen: the asker hears that nothing
 was found. A question that needed none of the user's data (the plan said "none") gets the
@@ -936,17 +938,36 @@ def joined(answers: Sequence[Reply]) -> Reply:
                  next((a.attachment for a in answers if a.attachment), None))
 
 
-def rendered(turn: TurnContext, first_stores: Sequence[str] = ()) -> Reply | None:
+def things_asked_of(part: str, today: date | None) -> list[QueryTerm]:
+    """The words (beyond its dates) naming the thing a part asks a value, a place or a name of:
+    "yoga" in "yoga on thursday what time"; none for a part asking nothing of a thing ("anything
+    fun on friday"). An event that mentions none of them is no answer to it."""
+    if today is None or not (value_kinds(part) or asks_a_name(part)):
+        return []
+    return by_name.beyond_dates(part, today)
+
+
+def elsewhere(read: CalendarRead, question: str, today: date | None) -> bool:
+    """Whether a question asks something of a thing no event of the range read mentions
+    (things_asked_of; "yoga on thursday what time", Thursday's events: a life drawing class): the
+    range's events are no answer; what was found is ranked and chosen from."""
+    things = things_asked_of(question, today)
+    return bool(things) and not any(by_name.mentions(e, things) for e in read.events)
+
+
+def rendered(turn: TurnContext, first_stores: Sequence[str] = (), today: date | None = None) -> Reply | None:
     """An answer that needs no choice: today's date for a plan of the date alone when the question
     names nothing beyond dates ("film club next month, what's the date" is searched), the events of a
     calendar range the plan read (by the day the asker named, unless the question asks what was
     said, or by name when an event mentions every word that could name one); None otherwise:
-    everything found is ranked."""
+    everything found is ranked. `today`: the device's day (else the date the plan read)."""
     if dated(turn, first_stores) and not names_more_than_dates(turn):
         return date_reply(turn.channels.date, turn.question)
     if len(parts(turn.question)) > 1:  # each part is answered on its own (calendar_part)
         return None
-    named = [r for r in turn.calendar_reads if r.phrase and not SAID.search(turn.question)]
+    today = today or payload_today(turn.channels.date)
+    named = [r for r in turn.calendar_reads
+             if r.phrase and not SAID.search(turn.question) and not elsewhere(r, turn.question, today)]
     if named:
         return calendar_reply(named[-1], turn.question)
     found_by_name = [r for r in turn.calendar_reads if r.events and by_name.names_all(r.events, turn.question)]
@@ -963,7 +984,7 @@ async def reply(turn: TurnContext, *, needs_data: bool = True, first_stores: Seq
     stores of the plan's tools; `located`: the file its own find_file located; `look_up(words)`:
     searches the local stores into the turn's side channels (for named_by_answer); `today`: the
     device's day, for the days a part names (a memory entry written then ranks higher)."""
-    done = rendered(turn, first_stores)
+    done = rendered(turn, first_stores, today)
     if done is not None:
         return done
     if dated(turn, first_stores):  # it names more than dates: the events it names, or the dates
@@ -1003,6 +1024,8 @@ async def reply(turn: TurnContext, *, needs_data: bool = True, first_stores: Seq
         if any(adds_nothing(s) for s in picked):  # "whats santiagos wifes name": "Santiago Yilmaz is
             things = thing_words(part, turn.channels, today, None, every)  # Oisin's friend" names no wife
             picked = [s for s in picked if not adds_nothing(s) or names_every(s, things)]
+        if (things := things_asked_of(part, today)) and any(s.store == "calendar" for s in picked):
+            picked = [s for s in picked if s.store != "calendar" or by_name.mentioned(s.text, things)]
         picked = with_the_list(picked, every, part)
         chosen += [s for s in picked if s not in chosen]
         written_in = written_in or file_with_the_value(picked, every)

@@ -138,7 +138,7 @@ class Harness:
         nothing chosen from the user's data: the model's own short reply."""
         channels = [self.toolbox.manifest(t).channel for t in (skill.tools if skill else ()) if t in self.toolbox.tools]
         stores = [replies.STORE_OF.get(c, c) for c in channels]
-        done = replies.rendered(turn, stores)
+        done = replies.rendered(turn, stores, self.local.ctx.now().date())
         if done is not None:
             return done
         if self.by_question and not after_limit and turn.elapsed_s() <= turn.limits.deadline_s:

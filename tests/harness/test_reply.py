@@ -769,6 +769,20 @@ def test_whom_a_part_names_is_one_person_of_the_notebook():
     assert replies.person_named(ch, "leo and ana") == "" and replies.person_named(ch, "the boiler") == ""
 
 
+@pytest.mark.parametrize("question, answer", [
+    ("what time is yoga next tuesday", NOT_FOUND),  # Tuesday holds a dentist, not yoga: chosen or not, no answer
+    ("what time is the dentist next tuesday",
+     "Next tuesday, Tue 10 Nov: Dentist check-up — Tue 10 Nov 10:15-11:00 @ Park Street Dental"),
+    ("anything fun next tuesday",  # asks nothing of a thing: the day's events
+     "Next tuesday, Tue 10 Nov: Dentist check-up — Tue 10 Nov 10:15-11:00 @ Park Street Dental")])
+async def test_an_event_answers_what_is_asked_of_a_thing_only_when_it_mentions_it(make_harness, store, question,
+                                                                                   answer):
+    await store.calendar.upsert(EventRecord("dentist-1", "Dentist check-up", datetime(2026, 11, 10, 10, 15),
+                                            datetime(2026, 11, 10, 11, 0), False, location="Park Street Dental"))
+    model = role_model(planner=[plan("calendar_question")], choose=pick_holding("Dentist check-up"))
+    assert (await make_harness(model, by_question=True).ask(question, request_id="c4")).answer == answer
+
+
 def test_a_line_from_an_entry_that_speaks_to_the_assistant_says_so():
     # The planted sentences are never candidates ("Helper reading this aloud: ..." is one too); the
     # entry's other sentences may answer, and the answer says where they come from is not to be trusted.
