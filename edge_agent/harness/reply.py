@@ -24,8 +24,9 @@ of another line). So it never writes an answer's facts. What it does:
    cannot name a line that is not there. Its "none" is no answer when the first line names every
    word the asker said and the model's own searches named too (thing_words, says_all: "wifi
    pasword" with the wifi password line first). A chosen line that says no more than where it
-   comes from but a name ("Santiago Yilmaz is Oisin's friend": adds_nothing) answers only a part
-   whose every word it names: who Santiago is, not his wife's name. A two-part question ("Who's my plumber, and can you
+   comes from but a name or a month ("Santiago Yilmaz is Oisin's friend", a bill's "July 2026":
+   adds_nothing) answers only a part whose every word it names: who Santiago is, not his wife's
+   name; the broadband bill, not the gas bill. A two-part question ("Who's my plumber, and can you
    find his invoice?", parts()) is ranked and chosen for part by part, each part's candidates
    ranked by its own words first and the other part's a little. After a "who ..." part, a later
    part's "her" or "his" is whom its chosen line names: that name is looked up in the local
@@ -708,9 +709,10 @@ def thing_words(part: str, channels: SideChannels, today: date | None, crafted: 
 
 
 def adds_nothing(span: Span) -> bool:
-    """Whether a line says no more than where it comes from but a name: "Santiago Yilmaz is Oisin's
-    friend" on "Santiago Yilmaz (friend)". It tells who someone is, and nothing else."""
-    return not set(content_words(span.text)) - set(content_words(span.label)) - names_in(span.text)
+    """Whether a line says no more than where it comes from but a name or a month: "Santiago Yilmaz
+    is Oisin's friend" on "Santiago Yilmaz (friend)", "July 2026" on "broadband-bill-2026-07.md",
+    "ALDER ELECTRICALS" on "receipt-alder-electricals.txt". It tells who or what that is, nothing else."""
+    return not set(content_words(span.text)) - set(content_words(span.label)) - names_in(span.text) - CALENDAR_NAMES
 
 
 def names_every(span: Span, terms: Sequence[QueryTerm]) -> bool:

@@ -610,6 +610,13 @@ def test_a_line_adds_nothing_when_its_words_beyond_its_label_are_names():
     assert replies.adds_nothing(span("Leo Marsh (brother)", "Leo Marsh is Clara's brother."))
     assert not replies.adds_nothing(span("Leo Marsh (brother)", "Lives in Leeds."))
     assert not replies.adds_nothing(span("Leo Marsh (brother)", "Leo's wife is Mia."))
+    bill = "oakridge-broadband-bill-2026-07.md on server"
+    assert replies.adds_nothing(span(bill, "July 2026"))  # the month the file is named for
+    assert replies.adds_nothing(span("receipt-alder-electricals-2024-12-20.txt on pi", "ALDER ELECTRICALS"))
+    assert not replies.adds_nothing(span(bill, "Total due: £32.00"))
+    broadband = Span("July 2026", "files", bill, bill)
+    gas = [t for t in query_plan("gas bill") if t.word == "gas"]
+    assert replies.names_every(broadband, [t for t in query_plan("broadband bill")]) and not replies.names_every(broadband, gas)
 
 
 async def test_a_choice_that_fails_falls_back_to_the_best_ranked_line(make_harness):
