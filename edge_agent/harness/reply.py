@@ -39,9 +39,10 @@ Some answers need no choice at all and are rendered: a calendar question's event
 it asked about, with the range named ("Next week, Mon 23 Nov to Sun 29 Nov: ..."); today's date
 (or, for a date question naming more than dates, the events it names in the days it names).
 A question asking a value, a place or a name of a thing no event of the range mentions ("yoga on
-thursday what time") is not rendered, and an event that mentions none of that thing's words is no
-answer to it when chosen (things_asked_of). In a two-part question each part is answered on its own: a part naming days a calendar read
-covered is that calendar answer for its days (calendar_part), the other part chosen for.
+thursday what time") is not rendered, and an event that mentions none of that thing's words is
+no answer to it when chosen (things_asked_of). In a two-part question each part is answered on
+its own: a part naming days a calendar read covered is that calendar answer for its days
+(calendar_part), the other part chosen for.
 A located file is attached and named. Nothing found, or 0 chosen: the asker hears that nothing
 was found. A question that needed none of the user's data (the plan said "none") gets the
 model's own short reply only when no span is chosen.
@@ -929,8 +930,8 @@ def calendar_part(turn: TurnContext, part: str, named: Sequence[dates.Resolution
         return None
     events = [e for e in read.events if first.isoformat() <= str(e.get("start", ""))[:10] <= last.isoformat()]
     asked = by_name.without_dates(part, today)[0]
-    if by_name.beyond_dates(part, today) and not by_name.names_all(events, asked):  # "meeting bartek": not
-        return None  # "Meeting Santiago"
+    if by_name.beyond_dates(part, today) and not by_name.names_all(events, asked):
+        return None  # "meeting bartek on friday": not Friday's "Meeting Santiago"
     return calendar_reply(CalendarRead(first, last, " and ".join(r.phrase for r in named), events), part)
 
 
