@@ -888,6 +888,11 @@ def dated(turn: TurnContext, first_stores: Sequence[str]) -> bool:
     return bool(first_stores) and set(first_stores) == {"date"} and bool(turn.channels.date)
 
 
+def starting_in(events: Sequence[dict[str, Any]], first: date, last: date) -> list[dict[str, Any]]:
+    """The events that start on a day from `first` to `last`."""
+    return [e for e in events if first.isoformat() <= str(e.get("start", ""))[:10] <= last.isoformat()]
+
+
 def events_named(turn: TurnContext) -> Reply | None:
     """A date question that names an event ("film club next month, what's the date"): the events
     found by its words (the calendar by name, retrieval.py) in the days it names, as a calendar
@@ -899,7 +904,7 @@ def events_named(turn: TurnContext) -> Reply | None:
     events = turn.channels.events
     if found:
         first, last = min(r.span.first for r in found), max(r.span.last for r in found)
-        events = [e for e in events if first.isoformat() <= str(e.get("start", ""))[:10] <= last.isoformat()]
+        events = starting_in(events, first, last)
     events = by_name.most_mentioned(events, asked)
     if not events or not by_name.names_all(events, asked):  # "work out next week": no "working party"
         return None
@@ -928,7 +933,7 @@ def calendar_part(turn: TurnContext, part: str, named: Sequence[dates.Resolution
     read = next((r for r in turn.calendar_reads if r.first <= first and last <= r.last), None)
     if read is None:
         return None
-    events = [e for e in read.events if first.isoformat() <= str(e.get("start", ""))[:10] <= last.isoformat()]
+    events = starting_in(read.events, first, last)
     asked = by_name.without_dates(part, today)[0]
     if by_name.beyond_dates(part, today) and not by_name.names_all(events, asked):
         return None  # "meeting bartek on friday": not Friday's "Meeting Santiago"
