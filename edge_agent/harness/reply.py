@@ -112,6 +112,9 @@ question word as an "and", a dash before "and" or before a question about him or
 spare key - whats her number"; "cycling agm - where's it being held" is one question). An "and"
 inside one part ("Tom and Mia's address") has neither the comma, a question word nor a determiner
 after it."""
+EXCLAIMED = re.compile(r"(?:^|(?<=[.?!]))\s*(?:(?!\b(?:what|whats|which|who|whos|whom|whose|where|wheres|when|whens"
+                       r"|how|hows)\b)[^.?!])+!+", re.IGNORECASE)
+"""A remark ending in "!" that holds no question word: "morning!", "ugh, the boiler again!"."""
 CLAUSE_SPLIT = re.compile(r"\s*(?:[,;?!]+|\s[-—–]\s)\s*")
 """Where a clause of a typed question ends: a comma, a question mark, a dash between words."""
 ASKING = re.compile(r"\b(?:what|whats|which|who|whos|whom|whose|where|wheres|when|whens|how|hows)\b",
@@ -653,8 +656,9 @@ def parts(question: str) -> list[str]:
     """The things a question asks, each with words of its own to rank by (PART_SPLIT): "Who's my
     plumber, and can you find his invoice?" is two; a question that splits into fewer than two
     pieces with such words (a word naming a thing, not only a kind of value, or a pronoun) is one:
-    "where's that again" asks about what the piece before it said, "- what time" about it too."""
-    pieces = [p.strip(" ,;?") for p in PART_SPLIT.split(question)]
+    "where's that again" asks about what the piece before it said, "- what time" about it too. An
+    exclamation that asks nothing ("morning! which plans did i have thursday") is no part."""
+    pieces = [p.strip(" ,;?") for p in PART_SPLIT.split(EXCLAIMED.sub("", question))]
     pieces = [p for p in pieces if set(content_words(p)) - SOFT_WORDS or PRONOUN.search(p)]
     return pieces if len(pieces) > 1 else [question]
 
@@ -949,10 +953,19 @@ def joined(answers: Sequence[Reply]) -> Reply:
 def things_asked_of(part: str, today: date | None) -> list[QueryTerm]:
     """The words (beyond its dates) naming the thing a part asks a value, a place or a name of:
     "yoga" in "yoga on thursday what time"; none for a part asking nothing of a thing ("anything
-    fun on friday"). An event that mentions none of them is no answer to it."""
-    if today is None or not (value_kinds(part) or asks_a_name(part)):
+    fun on friday"). An event that mentions none of them is no answer to it. Only the clause that
+    asks counts, its dates cut out ("what plans did i have the day before yesterday? writing up
+    expenses" asks no value), and a part with no clause that asks asks a value only by ending on
+    its word ("yoga thursday time"; not "any free time in 10 days or is it packed")."""
+    if today is None:
         return []
-    return by_name.beyond_dates(part, today)
+    asking = by_name.without_dates(aside(part)[0], today)[0]
+    words = _plain_words(asking)
+    if not (value_kinds(asking) or asks_a_name(asking)):
+        return []
+    if not asked_from(asking) and not (words and (words[-1] in VALUE_WORDS or words[-1] in NAMING_WORDS)):
+        return []
+    return by_name.beyond_dates(asking, today)
 
 
 def elsewhere(read: CalendarRead, question: str, today: date | None) -> bool:

@@ -768,6 +768,14 @@ async def test_a_part_naming_days_and_a_thing_no_event_mentions_is_chosen_for_an
     assert out.answer == "Leo Marsh (brother): Lives in Leeds. Birthday 3 May 1990."
 
 
+def test_an_exclamation_asking_nothing_is_no_part_of_a_question():
+    assert replies.parts("morning! which plans have i got on thursday") == ["morning! which plans have i got on thursday"]
+    assert replies.parts("ugh, the boiler again! who fixed it last time, and what did they charge") == [
+        "who fixed it last time", "what did they charge"]
+    assert replies.parts("what time is yoga! and whats the teachers number") == [
+        "what time is yoga!", "whats the teachers number"]
+
+
 def test_whom_a_part_names_is_one_person_of_the_notebook():
     ch = channels_with(note(1, "Leo Marsh (brother)", LEO_BODY), note(2, "Ana Ruiz (friend)", "Likes tea."))
     ch.notes[0]["kind"] = ch.notes[1]["kind"] = "person"
@@ -781,6 +789,13 @@ def test_whom_a_part_names_is_one_person_of_the_notebook():
     ("what time is the dentist next tuesday",
      "Next tuesday, Tue 10 Nov: Dentist check-up — Tue 10 Nov 10:15-11:00 @ Park Street Dental"),
     ("anything fun next tuesday",  # asks nothing of a thing: the day's events
+     "Next tuesday, Tue 10 Nov: Dentist check-up — Tue 10 Nov 10:15-11:00 @ Park Street Dental"),
+    ("yoga next tuesday time", NOT_FOUND),  # no question word: it asks a value by ending on it
+    ("have i got any free time in 8 days or is it packed",  # "free time" asks no time of "packed"
+     "In 8 days, Tue 10 Nov: Dentist check-up — Tue 10 Nov 10:15-11:00 @ Park Street Dental"),
+    ("what plans have i got on the day, next tuesday? writing up expenses",  # only the asking clause counts
+     "Next tuesday, Tue 10 Nov: Dentist check-up — Tue 10 Nov 10:15-11:00 @ Park Street Dental"),
+    ("morning! which plans have i got next tuesday",  # a greeting is no second part
      "Next tuesday, Tue 10 Nov: Dentist check-up — Tue 10 Nov 10:15-11:00 @ Park Street Dental")])
 async def test_an_event_answers_what_is_asked_of_a_thing_only_when_it_mentions_it(make_harness, store, question,
                                                                                    answer):
