@@ -26,10 +26,19 @@ import numpy as np
 
 log = logging.getLogger(__name__)
 
-MERGE_FTYPES = {"q4_k_m": 15, "q4_0": 2, "q8_0": 7, "f16": 1}
+MERGE_FTYPES = {"q4_k_m": 15, "q4_0": 2, "q8_0": 7, "q8_0_emb_q5_1": 7, "f16": 1}
 """llama_ftype of each merge recipe (LLAMA_FTYPE_MOSTLY_*). q4_k_m is the bundled base's own recipe
 (on its 640-wide matrices it falls back to Q5_0, as the base does); q4_0 and q8_0 are the types
 llama.cpp repacks for ARM; f16 is no quantization of the merged matrices at all."""
+EMBEDDING_TYPES = {"q8_0_emb_q5_1": 7}
+"""The ggml type a recipe gives the token embedding (GGML_TYPE_Q5_1 = 7); the others keep the
+base's (Q8_0 in the bundled one). q8_0_emb_q5_1 is for a household short of memory: with the
+merged matrices in Q8_0 the file is 38 MB larger than the base, while the embedding (also Gemma's
+output head, 170 MB) in Q5_1 makes it 14 MB smaller (Q6_K and the other K types need rows a
+multiple of 256 wide; this model's are 640). Measured on 1bf43d4 (`bench model`): RSS 405 MB
+against 429 with the runtime LoRA (458 with q8_0 on ca88240), decode 0.995 of the base's; but 279
+of 320 held-out answers against 283 (`tune probe --whole`), and the Q5_0 embedding lost 4 of
+world/'s 102, so q8_0 stays the default."""
 DEFAULT_MERGE = "q8_0"  # measured: docs/eval (decode speed and agreement with base + runtime LoRA)
 LORA_A, LORA_B = ".lora_a", ".lora_b"
 ALPHA_KEY = "adapter.lora.alpha"
@@ -98,9 +107,9 @@ def merge(base: Path, adapter: Path, out: Path, recipe: str = DEFAULT_MERGE) -> 
     out.parent.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(prefix="merge-", dir=out.parent) as tmp:
         plain = Path(tmp) / "merged-f32.gguf"
-        embedding = write_merged_f32(base_reader, deltas, plain)
+        embedding = write_merged_f32(base_reader, deltas, plain, requantized=recipe in EMBEDDING_TYPES)
         partial = out.with_name(out.name + ".partial")
-        quantize(plain, partial, MERGE_FTYPES[recipe], embedding)
+        quantize(plain, partial, MERGE_FTYPES[recipe], EMBEDDING_TYPES.get(recipe, embedding))
         partial.replace(out)
     card = {"file": out.name, "recipe": recipe, "base_file": Path(base).name, "base_sha256": sha256_file(base),
             "adapter_file": Path(adapter).name, "adapter_sha256": sha256_file(adapter), "sha256": sha256_file(out),
@@ -143,9 +152,10 @@ def _floats(tensor: Any) -> np.ndarray:
     return gguf.quants.dequantize(data, tensor.tensor_type).astype(np.float32)
 
 
-def write_merged_f32(reader: Any, deltas: dict[str, np.ndarray], path: Path) -> int:
+def write_merged_f32(reader: Any, deltas: dict[str, np.ndarray], path: Path, requantized: bool = False) -> int:
     """The base with every adapted matrix merged and written as F32, every other tensor copied as it
-    is; returns the token embedding's ggml type (the quantizer keeps it)."""
+    is (the token embedding too, unless it is to be `requantized`: then as F32); returns the token
+    embedding's ggml type in the base."""
     import gguf
 
     arch = reader.get_field(gguf.Keys.General.ARCHITECTURE).contents()
@@ -167,11 +177,12 @@ def write_merged_f32(reader: Any, deltas: dict[str, np.ndarray], path: Path) -> 
     for t in reader.tensors:
         if t.name == "token_embd.weight":
             embedding = int(t.tensor_type)
-        if t.name in deltas:
+        if t.name in deltas or (requantized and t.name == "token_embd.weight"):
             merged = _floats(t)
-            if merged.shape != deltas[t.name].shape:
-                raise MergeError(f"{t.name}: base {merged.shape}, adapter {deltas[t.name].shape}")
-            merged += deltas[t.name]
+            if t.name in deltas:
+                if merged.shape != deltas[t.name].shape:
+                    raise MergeError(f"{t.name}: base {merged.shape}, adapter {deltas[t.name].shape}")
+                merged += deltas[t.name]
             writer.add_tensor_info(t.name, merged.shape, merged.dtype, merged.nbytes, gguf.GGMLQuantizationType.F32)
             arrays.append((t, merged))
         else:
@@ -188,7 +199,7 @@ def write_merged_f32(reader: Any, deltas: dict[str, np.ndarray], path: Path) -> 
 
 def quantize(src: Path, dst: Path, ftype: int, embedding_type: int) -> None:
     """llama.cpp's own quantizer: `src` (merged matrices in F32) to `dst` in `ftype`, the token
-    embedding kept in its type and nothing quantized twice."""
+    embedding in `embedding_type` and nothing quantized twice."""
     import llama_cpp
 
     from edge_agent.llm.native_log import route_native_logs

@@ -43,6 +43,34 @@ def test_the_merged_matrix_is_the_base_plus_the_scaled_low_rank_product(tmp_path
     np.testing.assert_array_equal(np.asarray(merged["blk.0.attn_norm.weight"].data), norm)  # untouched, as it was
 
 
+def test_a_recipe_that_requantizes_the_embedding_hands_it_to_the_quantizer_as_floats(tmp_path):
+    import gguf
+
+    rng = np.random.default_rng(1)
+    embd = rng.standard_normal((4, 32)).astype(np.float32)
+    q8 = gguf.quants.quantize(embd, gguf.GGMLQuantizationType.Q8_0)
+    w = rng.standard_normal((6, 32)).astype(np.float32)
+    base_path = tmp_path / "base.gguf"
+    writer = gguf.GGUFWriter(base_path, arch="gemma3")
+    writer.add_tensor("token_embd.weight", q8, raw_dtype=gguf.GGMLQuantizationType.Q8_0)
+    writer.add_tensor("blk.0.attn_q.weight", w)
+    writer.write_header_to_file()
+    writer.write_kv_data_to_file()
+    writer.write_tensors_to_file()
+    writer.close()
+    base = gguf.GGUFReader(base_path, "r")
+    deltas = {"blk.0.attn_q.weight": np.ones((6, 32), np.float32)}
+    kept, requantized = tmp_path / "kept.gguf", tmp_path / "requantized.gguf"
+    assert write_merged_f32(base, deltas, kept) == gguf.GGMLQuantizationType.Q8_0
+    assert write_merged_f32(base, deltas, requantized, requantized=True) == gguf.GGMLQuantizationType.Q8_0
+    as_kept = {t.name: t for t in gguf.GGUFReader(kept, "r").tensors}["token_embd.weight"]
+    as_floats = {t.name: t for t in gguf.GGUFReader(requantized, "r").tensors}["token_embd.weight"]
+    assert as_kept.tensor_type == gguf.GGMLQuantizationType.Q8_0  # copied byte for byte
+    assert as_floats.tensor_type == gguf.GGMLQuantizationType.F32
+    np.testing.assert_allclose(np.asarray(as_floats.data),
+                               gguf.quants.dequantize(q8, gguf.GGMLQuantizationType.Q8_0), rtol=1e-6)
+
+
 def test_an_adapter_for_another_model_is_refused(tmp_path):
     base = _write(tmp_path / "base.gguf", "gemma3", {"blk.0.attn_q.weight": np.zeros((6, 8), np.float32)})
     lora = _write(tmp_path / "lora.gguf", "gemma3", {"blk.0.attn_k.weight.lora_a": np.zeros((2, 8), np.float32),
@@ -90,3 +118,19 @@ def test_the_runtime_loads_the_merged_bundled_model_made_once(tiny_model_path, t
         assert "+adapter:" in lora.name and lora.path == tiny_model_path
     finally:
         lora.close()
+
+
+@pytest.mark.real_model
+def test_the_small_head_recipe_gives_the_embedding_its_own_type_and_a_file_smaller_than_the_base(
+        tiny_model_path, tmp_path):
+    import gguf
+
+    from edge_agent.llm.adapter import ADAPTERS_DIR, BUNDLED_ADAPTER
+    from edge_agent.llm.merge import merge
+
+    made = merge(tiny_model_path, ADAPTERS_DIR / BUNDLED_ADAPTER, tmp_path / "m.gguf", "q8_0_emb_q5_1")
+    types = {t.name: t.tensor_type for t in gguf.GGUFReader(made.path, "r").tensors}
+    assert types["token_embd.weight"] == gguf.GGMLQuantizationType.Q5_1
+    assert types["blk.0.attn_q.weight"] == gguf.GGMLQuantizationType.Q8_0  # an adapted matrix, merged
+    assert made.path.stat().st_size < tiny_model_path.stat().st_size
+    assert made.card["recipe"] == "q8_0_emb_q5_1" and made.card["merged_tensors"] > 0
