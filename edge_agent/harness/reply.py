@@ -112,14 +112,13 @@ question word as an "and", a dash before "and" or before a question about him or
 spare key - whats her number"; "cycling agm - where's it being held" is one question). An "and"
 inside one part ("Tom and Mia's address") has neither the comma, a question word nor a determiner
 after it."""
-EXCLAIMED = re.compile(r"(?:^|(?<=[.?!]))\s*(?:(?!\b(?:what|whats|which|who|whos|whom|whose|where|wheres|when|whens"
-                       r"|how|hows)\b)[^.?!])+!+", re.IGNORECASE)
-"""A remark ending in "!" that holds no question word: "morning!", "ugh, the boiler again!"."""
 CLAUSE_SPLIT = re.compile(r"\s*(?:[,;?!]+|\s[-—–]\s)\s*")
 """Where a clause of a typed question ends: a comma, a question mark, a dash between words."""
 ASKING = re.compile(r"\b(?:what|whats|which|who|whos|whom|whose|where|wheres|when|whens|how|hows)\b",
                     re.IGNORECASE)
 """A clause that asks: a question word in it ("what's" too: the apostrophe ends the word)."""
+EXCLAIMED = re.compile(rf"(?:^|(?<=[.?!]))\s*(?:(?!{ASKING.pattern})[^.?!])+!+", re.IGNORECASE)
+"""A remark ending in "!" that holds no question word (ASKING): "morning!", "ugh, the boiler again!"."""
 ASIDE_WEIGHT = 0.3  # a word of a clause after the one that asks: "..., i keep getting it wrong"
 PRONOUN = re.compile(r"\b(?:he|she|him|her|his|hers|they|them|their|theirs)\b", re.IGNORECASE)
 """A part that says "he" or "her" is about whom the other part names ("a gift for Omar, and what
