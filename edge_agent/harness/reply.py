@@ -959,19 +959,17 @@ def things_asked_of(part: str, today: date | None) -> list[QueryTerm]:
     if today is None:
         return []
     asking = by_name.without_dates(aside(part)[0], today)[0]
-    words = _plain_words(asking)
-    if not (value_kinds(asking) or asks_a_name(asking)):
-        return []
-    if not asked_from(asking) and not (words and (words[-1] in VALUE_WORDS or words[-1] in NAMING_WORDS)):
+    last_word = set(_plain_words(asking)[-1:])
+    if not (value_kinds(asking) or asks_a_name(asking)) or not (
+            asked_from(asking) or last_word & (VALUE_WORDS.keys() | NAMING_WORDS)):
         return []
     return by_name.beyond_dates(asking, today)
 
 
-def elsewhere(read: CalendarRead, question: str, today: date | None) -> bool:
-    """Whether a question asks something of a thing no event of the range read mentions
-    (things_asked_of; "yoga on thursday what time", Thursday's events: a life drawing class): the
-    range's events are no answer; what was found is ranked and chosen from."""
-    things = things_asked_of(question, today)
+def elsewhere(read: CalendarRead, things: list[QueryTerm]) -> bool:
+    """Whether a question asks something of a thing (things_asked_of) no event of the range read
+    mentions ("yoga on thursday what time", Thursday's events: a life drawing class): the range's
+    events are no answer; what was found is ranked and chosen from."""
     return bool(things) and not any(by_name.mentions(e, things) for e in read.events)
 
 
@@ -985,9 +983,9 @@ def rendered(turn: TurnContext, first_stores: Sequence[str] = (), today: date | 
         return date_reply(turn.channels.date, turn.question)
     if len(parts(turn.question)) > 1:  # each part is answered on its own (calendar_part)
         return None
-    today = today or payload_today(turn.channels.date)
+    asked_of = things_asked_of(turn.question, today or payload_today(turn.channels.date))
     named = [r for r in turn.calendar_reads
-             if r.phrase and not SAID.search(turn.question) and not elsewhere(r, turn.question, today)]
+             if r.phrase and not SAID.search(turn.question) and not elsewhere(r, asked_of)]
     if named:
         return calendar_reply(named[-1], turn.question)
     found_by_name = [r for r in turn.calendar_reads if r.events and by_name.names_all(r.events, turn.question)]
@@ -1044,8 +1042,8 @@ async def reply(turn: TurnContext, *, needs_data: bool = True, first_stores: Seq
         if any(adds_nothing(s) for s in picked):  # "whats santiagos wifes name": "Santiago Yilmaz is
             things = thing_words(part, turn.channels, today, None, every)  # Oisin's friend" names no wife
             picked = [s for s in picked if not adds_nothing(s) or names_every(s, things)]
-        if (things := things_asked_of(part, today)) and any(s.store == "calendar" for s in picked):
-            picked = [s for s in picked if s.store != "calendar" or by_name.mentioned(s.text, things)]
+        if (asked_of := things_asked_of(part, today)) and any(s.store == "calendar" for s in picked):
+            picked = [s for s in picked if s.store != "calendar" or by_name.mentioned(s.text, asked_of)]
         picked = with_the_list(picked, every, part)
         chosen += [s for s in picked if s not in chosen]
         written_in = written_in or file_with_the_value(picked, every)

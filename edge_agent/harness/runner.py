@@ -138,7 +138,8 @@ class Harness:
         nothing chosen from the user's data: the model's own short reply."""
         channels = [self.toolbox.manifest(t).channel for t in (skill.tools if skill else ()) if t in self.toolbox.tools]
         stores = [replies.STORE_OF.get(c, c) for c in channels]
-        done = replies.rendered(turn, stores, self.local.ctx.now().date())
+        today = self.local.ctx.now().date()
+        done = replies.rendered(turn, stores, today)
         if done is not None:
             return done
         if self.by_question and not after_limit and turn.elapsed_s() <= turn.limits.deadline_s:
@@ -148,7 +149,7 @@ class Harness:
                 if self.by_question and not after_limit else None
             final = await replies.reply(turn, needs_data=skill is not None or mode == "direct", first_stores=stores,
                                         located=turn.located[-1] if turn.located else None, look_up=look_up,
-                                        today=self.local.ctx.now().date())
+                                        today=today)
         except (ModelCallFailed, LimitReached):
             final = None
         if final is not None:

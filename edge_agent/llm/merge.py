@@ -4,7 +4,8 @@ A runtime LoRA costs about 40 % of decode on this model: llama.cpp applies it as
 in every adapted layer, and the adapted tensors lose their repacked CPU layout. So the shipped
 adapter is merged once — W' = W + (alpha / r) · B · A for every matrix it adapts — and the
 result quantized by llama.cpp itself (llama_model_quantize) in one of MERGE_FTYPES, the token
-embedding (most of this model's bytes, and its output head) copied as it is. Not in the base's own
+embedding (most of this model's bytes, and its output head) copied as it is unless the recipe
+gives it a type of its own (EMBEDDING_TYPES). Not in the base's own
 4-bit recipe: the adapter's changes to a weight (|ΔW| about 0.0004) are smaller than a 4-bit step,
 and a Q4_K_M merge decided as the base model does (the planner's held-out accuracy 0.26, base
 0.24, base + runtime LoRA 0.78); Q8_0 keeps them. The merged file lives in the models dir,
@@ -42,6 +43,7 @@ world/'s 102, so q8_0 stays the default."""
 DEFAULT_MERGE = "q8_0"  # measured: docs/eval (decode speed and agreement with base + runtime LoRA)
 LORA_A, LORA_B = ".lora_a", ".lora_b"
 ALPHA_KEY = "adapter.lora.alpha"
+TOKEN_EMBEDDING = "token_embd.weight"
 
 
 class MergeError(RuntimeError):
@@ -175,14 +177,15 @@ def write_merged_f32(reader: Any, deltas: dict[str, np.ndarray], path: Path, req
     embedding = 0
     arrays: list[tuple[Any, np.ndarray | None]] = []
     for t in reader.tensors:
-        if t.name == "token_embd.weight":
+        if t.name == TOKEN_EMBEDDING:
             embedding = int(t.tensor_type)
-        if t.name in deltas or (requantized and t.name == "token_embd.weight"):
+        delta = deltas.get(t.name)
+        if delta is not None or (requantized and t.name == TOKEN_EMBEDDING):
             merged = _floats(t)
-            if t.name in deltas:
-                if merged.shape != deltas[t.name].shape:
-                    raise MergeError(f"{t.name}: base {merged.shape}, adapter {deltas[t.name].shape}")
-                merged += deltas[t.name]
+            if delta is not None and merged.shape != delta.shape:
+                raise MergeError(f"{t.name}: base {merged.shape}, adapter {delta.shape}")
+            if delta is not None:
+                merged += delta
             writer.add_tensor_info(t.name, merged.shape, merged.dtype, merged.nbytes, gguf.GGMLQuantizationType.F32)
             arrays.append((t, merged))
         else:
