@@ -26,7 +26,12 @@ of another line). So it never writes an answer's facts. What it does:
    pasword" with the wifi password line first). A chosen line that says no more than where it
    comes from but a name or a month ("Santiago Yilmaz is Oisin's friend", a bill's "July 2026":
    adds_nothing) answers only a part whose every word it names: who Santiago is, not his wife's
-   name; the broadband bill, not the gas bill. A two-part question ("Who's my plumber, and can you
+   name; the broadband bill, not the gas bill. In a one-part question a chosen line that names,
+   with where it comes from, none of the words its asking clause names the thing by (and the
+   model's searches named too: asked_about) is no answer: "the electricity bill last month" is
+   not the lease's rent; nor is the lease its search located, unless the file's name names it.
+   (A part of a two-part question leans on the other part's words — "and the restaurant from his
+   birthday" — so it is not held to its own: measured, that cost a world/ answer.) A two-part question ("Who's my plumber, and can you
    find his invoice?", parts()) is ranked and chosen for part by part, each part's candidates
    ranked by its own words first and the other part's a little. After a "who ..." part, a later
    part's "her" or "his" is whom its chosen line names: that name is looked up in the local
@@ -112,6 +117,8 @@ question word as an "and", a dash before "and" or before a question about him or
 spare key - whats her number"; "cycling agm - where's it being held" is one question). An "and"
 inside one part ("Tom and Mia's address") has neither the comma, a question word nor a determiner
 after it."""
+JOINING_WORDS = frozenset("also plus too".split())
+"""Words that join a second part to a question ("... also his number"), never the thing it asks about."""
 CLAUSE_SPLIT = re.compile(r"\s*(?:[,;?!]+|\s[-—–]\s)\s*")
 """Where a clause of a typed question ends: a comma, a question mark, a dash between words."""
 ASKING = re.compile(r"\b(?:what|whats|which|who|whos|whom|whose|where|wheres|when|whens|how|hows)\b",
@@ -712,6 +719,25 @@ def thing_words(part: str, channels: SideChannels, today: date | None, crafted: 
     return with_names(terms, people_asked(channels, terms))
 
 
+def asked_about(part: str, channels: SideChannels, today: date | None, crafted: Sequence[str],
+                every: Sequence[Span]) -> list[QueryTerm]:
+    """The words naming what a part asks about (thing_words, the model's searches naming them too),
+    from its asking clause, or its first clause when none asks ("remind me of my mobile, the form
+    wants it"); "also", "plus" are no thing. A line that names none of them, with where it comes
+    from, does not answer the part: "the electricity bill last month" is not the lease's rent."""
+    clauses, head = _clauses(part)
+    asking = clauses[head] if head < len(clauses) else clauses[0] if clauses else part
+    terms = [t for t in thing_words(asking, channels, today, crafted, every) if t.word not in JOINING_WORDS]
+    # a person asked about by relation is met by either name alone: "Birthday dinner for Deepika"
+    return [QueryTerm(t.word, tuple(dict.fromkeys((*t.phrases, *(w for p in t.phrases[1:] for w in p.split())))),
+                      t.soft) for t in terms]
+
+
+def about(text: str, terms: Sequence[QueryTerm]) -> bool:
+    """Whether `text` (a line with where it comes from, a file's name) names any of `terms` (asked_about)."""
+    return bool(by_name.mentioned(re.sub(r"[-_.]", " ", text), list(terms)))
+
+
 def adds_nothing(span: Span) -> bool:
     """Whether a line says no more than where it comes from but a name or a month: "Santiago Yilmaz
     is Oisin's friend" on "Santiago Yilmaz (friend)", "July 2026" on "broadband-bill-2026-07.md",
@@ -1013,6 +1039,7 @@ async def reply(turn: TurnContext, *, needs_data: bool = True, first_stores: Seq
     asked = parts(turn.question)
     answered_names = ""  # the names a "who ..." part's chosen lines gave
     on_days: list[Reply] = []  # the parts answered by the calendar of the days they name
+    vetoed: list[QueryTerm] = []  # what the parts whose every chosen line named nothing of it asked about
     for part in asked:  # a two-part question: each part ranked and chosen for on its own
         related = " ".join(p for p in asked if p != part)
         shown = part
@@ -1044,6 +1071,10 @@ async def reply(turn: TurnContext, *, needs_data: bool = True, first_stores: Seq
             picked = [s for s in picked if not adds_nothing(s) or names_every(s, things)]
         if (asked_of := things_asked_of(part, today)) and any(s.store == "calendar" for s in picked):
             picked = [s for s in picked if s.store != "calendar" or by_name.mentioned(s.text, asked_of)]
+        if len(asked) == 1 and picked and (about_part := asked_about(part, turn.channels, today, turn.queries, every)):
+            kept = [s for s in picked if about(f"{s.label}: {s.text}", about_part)]
+            vetoed += about_part if not kept else []
+            picked = kept
         picked = with_the_list(picked, every, part)
         chosen += [s for s in picked if s not in chosen]
         written_in = written_in or file_with_the_value(picked, every)
@@ -1055,4 +1086,6 @@ async def reply(turn: TurnContext, *, needs_data: bool = True, first_stores: Seq
         return joined(on_days)
     if not needs_data and located is None:
         return None
+    if vetoed and located is not None and not about(str(located.get("name") or ""), vetoed):
+        located = None  # "the electricity bill last month": not the lease its search found
     return with_file(Reply(NOT_FOUND), located)

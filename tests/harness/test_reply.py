@@ -873,3 +873,52 @@ def test_a_misspelt_word_counts_as_the_found_word_it_is_one_edit_from():
     texts = [f"{s.label} {s.text}" for s in item_spans(ch)]
     assert [t.phrases for t in replies.spelled(query_plan("dentst plumbr"), texts)] == [
         ("dentist", "dentst"), ("plumbr",)]  # nothing found says "plumber": no guess
+
+
+def test_what_a_question_asks_about_is_named_in_its_asking_clause():
+    """asked_about: the words of the clause that asks (the first clause when none does) that the
+    model's searches named too; a person asked about by relation is met by either of their names."""
+    mum = note(1, "Deepika Jessop (mum)", "Lives at 17 Thistle Grove.")
+    dinner = {"id": 2, "kind": "journal", "who": "", "when": "2025-07-08T21:00:00+00:00",
+              "text": "Birthday dinner for Deepika at Glenview Noodle Bar."}
+    ch = channels_with(mum, memory=(dinner,))
+    every = replies.item_spans(ch)
+    today = date(2026, 11, 2)
+
+    def asked(question, crafted):
+        return replies.asked_about(question, ch, today, crafted, every)
+    terms = asked("where did we take mum for her birthday dinner last year", ["mum birthday"])
+    assert [t.word for t in terms] == ["mum"]
+    assert replies.about("Your journal, 8 Jul 2025: Birthday dinner for Deepika at Glenview Noodle Bar.", terms)
+    assert not replies.about("Leo Marsh (brother): Lives in Leeds.", terms)
+    # the clauses before the one that asks set the scene: "thinkpad" is where the asker is
+    assert asked("i'm on the thinkpad now, i bought a few bits at the pharmacy, what did it all cost",
+                 ["thinkpad pharmacy"]) == []
+    assert [t.word for t in asked("remind me of the electricity bill, the form wants it", ["electricity bill"])] \
+        == ["electricity", "bill"]  # no clause asks: the first one does
+    assert asked("how much was the electricity bill last month", ["last month"]) == []  # searched for none of it
+    assert replies.about("brackenridge-energy-electricity-bill-2027-06.md", asked("electricity bill?", ["electricity"]))
+
+
+async def test_a_chosen_line_naming_nothing_the_question_asks_about_is_no_answer(make_harness, store, tmp_path):
+    """The lease says the rent; asked for the electricity bill, the model picks the rent (the lease
+    was found for "electricity"): no line names the bill or electricity, so nothing was found, and
+    the lease its search located is not offered as the bill either. Picked, the lease's line about
+    electricity answers."""
+    docs = tmp_path / "files" / "laptop" / "docs"
+    docs.mkdir(parents=True, exist_ok=True)
+    (docs / "lease-4-mill-lane.txt").write_text(
+        "Tenancy agreement for 4 Mill Lane.\n\nThe rent is £900 per calendar month, paid on the 1st.\n\n"
+        "The tenant pays electricity, gas and water.", encoding="utf-8")
+    await index_paths(store.conn, "laptop", [tmp_path / "files" / "laptop"])
+
+    def ask(chosen):
+        model = role_model(planner=[plan("find_document")],
+                           l3={"find_file": lambda info: {"query": "electricity bill", "devices": []},
+                               "check_notebook": lambda info: {"query": "electricity bill"},
+                               "grep_memory": lambda info: {"query": "electricity bill"}}, choose=pick_holding(chosen))
+        return make_harness(model).ask("how much was the electricity bill last month", request_id="r1")
+    rent = await ask("The rent is")
+    assert rent.answer == NOT_FOUND and rent.attachment is None and rent.sources == []
+    paid = await ask("The tenant pays")
+    assert paid.answer == "lease-4-mill-lane.txt on laptop: The tenant pays electricity, gas and water."
