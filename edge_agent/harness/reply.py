@@ -759,6 +759,32 @@ def says_all(span: Span, terms: Sequence[QueryTerm], part: str) -> bool:
         not kinds or any(VALUE_SHAPES[k].search(span.text) for k in kinds))
 
 
+def holds_a_value(text: str) -> bool:
+    """Whether a line gives any value at all: a digit, or a value of some kind ("two months")."""
+    return bool(re.search(r"\d", text)) or any(shape.search(text) for shape in VALUE_SHAPES.values())
+
+
+def sum_of(text: str) -> float:
+    """The largest sum a line gives (WHOLE_AMOUNT), 0 for none."""
+    return max((float(re.sub(r"[^\d.]", "", m.group(0)) or 0) for m in WHOLE_AMOUNT.finditer(text)), default=0.0)
+
+
+def with_the_value(picked: Sequence[Span], spans: Sequence[Span], part: str) -> list[Span]:
+    """The chosen lines, and when the part asks for a kind of value (value_kinds) and no chosen line
+    gives any value, the line of a chosen entry that gives one of that kind, after it: the entry's
+    first, or for a sum its largest. "what did the sink repair cost" chooses the invoice's
+    "Plumber's work: repair of a blocked sink"; its total answers, and where it comes from is named."""
+    kinds = [k for k in value_kinds(part) if k in VALUE_SHAPES]
+    if not kinds or any(holds_a_value(s.text) for s in picked):
+        return list(picked)
+    for i, chosen in enumerate(picked):
+        giving = [s for s in spans if s.item == chosen.item and any(VALUE_SHAPES[k].search(s.text) for k in kinds)]
+        if giving:
+            best = max(giving, key=lambda s: sum_of(s.text)) if kinds[0] == "amount" else giving[0]
+            return [*picked[:i + 1], best, *picked[i + 1:]]
+    return list(picked)
+
+
 def with_the_list(picked: Sequence[Span], spans: Sequence[Span], part: str) -> list[Span]:
     """The chosen lines, and for a part asking for a list, the other items of a chosen item's list
     (the same entry's list lines, in their order, LIST_ITEMS at most): "what's on the packing list"
@@ -1071,11 +1097,12 @@ async def reply(turn: TurnContext, *, needs_data: bool = True, first_stores: Seq
             picked = [s for s in picked if not adds_nothing(s) or names_every(s, things)]
         if (asked_of := things_asked_of(part, today)) and any(s.store == "calendar" for s in picked):
             picked = [s for s in picked if s.store != "calendar" or by_name.mentioned(s.text, asked_of)]
-        if len(asked) == 1 and picked and (about_part := asked_about(part, turn.channels, today, turn.queries, every)):
+        about_part = asked_about(part, turn.channels, today, turn.queries, every)
+        if len(asked) == 1 and picked and about_part:
             kept = [s for s in picked if about(f"{s.label}: {s.text}", about_part)]
             vetoed += about_part if not kept else []
             picked = kept
-        picked = with_the_list(picked, every, part)
+        picked = with_the_list(with_the_value(picked, every, part), every, part)
         chosen += [s for s in picked if s not in chosen]
         written_in = written_in or file_with_the_value(picked, every)
         if WHO.search(part):

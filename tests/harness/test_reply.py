@@ -921,4 +921,24 @@ async def test_a_chosen_line_naming_nothing_the_question_asks_about_is_no_answer
     rent = await ask("The rent is")
     assert rent.answer == NOT_FOUND and rent.attachment is None and rent.sources == []
     paid = await ask("The tenant pays")
-    assert paid.answer == "lease-4-mill-lane.txt on laptop: The tenant pays electricity, gas and water."
+    assert paid.answer.startswith("lease-4-mill-lane.txt on laptop: The tenant pays electricity, gas and water.")
+
+
+def test_a_chosen_line_giving_no_value_brings_the_value_its_entry_gives():
+    """Asked how much, the model chose the invoice's line saying what the work was: the invoice's
+    largest sum (its total) joins it; asked when, the entry's first date. A line already giving a
+    value ("two months" of notice) is the answer as it is, and so is one chosen where no value is asked."""
+    def line(text, label="invoice-beaconsfield-plumbing-2025-07-23.txt on pi5", item=1):
+        return Span(text, "files", label, label, item=item)
+    work, labour, total = line("Plumber's work: repair of a noisy radiator"), line("Labour: €150.00"), line("Total: €270.00")
+    other = line("TOTAL €915.09 paid at Osborne Pharmacy", "receipt-osborne-pharmacy.txt on pi5", item=2)
+    spans = [work, labour, total, other]
+    assert replies.with_the_value([work], spans, "what did the radiator repair cost") == [work, total]
+    assert replies.with_the_value([work], spans, "who did the plumbing work") == [work]  # no value asked
+    assert replies.with_the_value([labour], spans, "how much was the plumbing work") == [labour]
+    visit = line("Plumber booked for the radiator.", "Plumber visit", item=3)
+    when = line("Tuesday 3 March 2026 at 09:00.", "Plumber visit", item=3)
+    assert replies.with_the_value([visit], [visit, when], "when is the plumber coming") == [visit, when]
+    notice = line("The notice period is two months.", "lease-4-mill-lane.txt on pi", item=4)
+    rent = line("The rent is £900 per calendar month.", "lease-4-mill-lane.txt on pi", item=4)
+    assert replies.with_the_value([notice], [notice, rent], "how much notice do i give") == [notice]
