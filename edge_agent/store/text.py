@@ -156,25 +156,27 @@ class QueryTerm:
 
 
 def query_plan(query: str) -> list[QueryTerm]:
-    """The query's terms, each widened by the synonym table; a known multi-word phrase is one term."""
+    """The query's terms, each widened by the synonym table; a known multi-word phrase is one term,
+    read with its stopwords ("date of birth", "does she not like")."""
     from edge_agent.store.synonyms import alternatives
 
-    ws = query_terms(query)
+    kept = query_terms(query)
+    ws = words(query)
     out: list[QueryTerm] = []
     seen: set[tuple[str, ...]] = set()
     i = 0
     while i < len(ws):
-        for size in range(min(MAX_PHRASE_WORDS, len(ws) - i), 0, -1):
-            phrase = " ".join(ws[i:i + size])
-            alts = alternatives(phrase)
-            if alts or size == 1:
-                key = stems(phrase)
-                if key and key not in seen:  # "receipt receipts" is one term
-                    seen.add(key)
-                    out.append(QueryTerm(phrase, (phrase, *[a for a in alts if stems(a) != key]),
-                                         soft=all(w in SOFT_WORDS for w in phrase.split())))
-                i += size
-                break
+        size = next((n for n in range(min(MAX_PHRASE_WORDS, len(ws) - i), 1, -1)
+                     if alternatives(" ".join(ws[i:i + n]))), 1)
+        phrase = " ".join(ws[i:i + size])
+        i += size
+        if size == 1 and phrase not in kept:
+            continue  # a stopword, or a word past the query's first MAX_QUERY_TERMS
+        key = stems(phrase)
+        if key and key not in seen:  # "receipt receipts" is one term
+            seen.add(key)
+            out.append(QueryTerm(phrase, (phrase, *[a for a in alternatives(phrase) if stems(a) != key]),
+                                 soft=all(w in SOFT_WORDS for w in phrase.split())))
     return out
 
 

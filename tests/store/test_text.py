@@ -45,6 +45,17 @@ def test_word_forms_synonyms_and_phrases_widen_a_term():
     assert [t.word for t in query_plan("receipts receipt")] == ["receipts"]
 
 
+def test_a_phrase_of_the_table_is_found_with_its_stopwords():
+    """A synonym phrase holding a stopword is read before stopwords are dropped: "date of birth" is a
+    birthday and "does she not like" a dislike, where a bare "like" stays itself."""
+    [born] = query_plan("what is her date of birth")
+    assert born.word == "date of birth" and "birthday" in born.phrases
+    [dislike] = query_plan("what does she not like")
+    assert "dislikes" in dislike.phrases
+    assert query_plan("what does she like")[0].phrases == ("like",)
+    assert [t.word for t in query_plan("the dentist and the stop tap")] == ["dentist", "stop tap"]
+
+
 def test_fts_query_ors_the_terms_and_their_alternatives():
     assert fts_query("Receipts TV") == '("receipts" OR "invoice" OR "bill") OR "tv"'
     assert fts_query("2026") == '"2026"'
