@@ -54,6 +54,8 @@ def test_a_phrase_of_the_table_is_found_with_its_stopwords():
     assert "dislikes" in dislike.phrases
     assert query_plan("what does she like")[0].phrases == ("like",)
     assert [t.word for t in query_plan("the dentist and the stop tap")] == ["dentist", "stop tap"]
+    into = query_plan("what my mate rhiannon is into")[-1]  # what someone is into: their gift ideas
+    assert into.word == "is into" and "gift" in into.phrases
 
 
 def test_fts_query_ors_the_terms_and_their_alternatives():
