@@ -30,13 +30,16 @@ of another line). So it never writes an answer's facts. What it does:
    with where it comes from, none of the words its asking clause names the thing by (and the
    model's searches named too: asked_about) is no answer: "the electricity bill last month" is
    not the lease's rent; nor is the lease its search located, unless the file's name names it.
-   (A part of a two-part question leans on the other part's words — "and the restaurant from his
-   birthday" — so it is not held to its own: measured, that cost a world/ answer.) A two-part question ("Who's my plumber, and can you
-   find his invoice?", parts()) is ranked and chosen for part by part, each part's candidates
-   ranked by its own words first and the other part's a little. After a "who ..." part, a later
-   part's "her" or "his" is whom its chosen line names: that name is looked up in the local
-   stores (a callback the runner passes in) and shown to the model in the pronoun's place; without
-   one, the one person of the notebook the other part names is ("... meeting alina. her address").
+   (A part of a two-part question leans on the other part's words, "and the restaurant from his
+   birthday", so it is not held to its own: measured, that cost a world/ answer.) Asked for a kind
+   of value, a chosen line giving none brings its entry's line that gives one (with_the_value:
+   the invoice's total after "Plumber's work: repair of a blocked sink"). A two-part question
+   ("Who's my plumber, and can you find his invoice?", parts()) is ranked and chosen for part
+   by part, each part's candidates ranked by its own words first and the other part's a little.
+   After a "who ..." part, a later part's "her" or "his" is whom its chosen line names: that name
+   is looked up in the local stores (a callback the runner passes in) and shown to the model in
+   the pronoun's place; without one, the one person of the notebook the other part names is
+   ("... meeting alina. her address").
 3. Composition (no model). The chosen spans exactly as stored, each after where it comes from
    ("Joel Marsh (partner): Birthday 22 October (born 1986)."), and the same in `sources`.
 
@@ -728,7 +731,8 @@ def asked_about(part: str, channels: SideChannels, today: date | None, crafted: 
     clauses, head = _clauses(part)
     asking = clauses[head] if head < len(clauses) else clauses[0] if clauses else part
     terms = [t for t in thing_words(asking, channels, today, crafted, every) if t.word not in JOINING_WORDS]
-    # a person asked about by relation is met by either name alone: "Birthday dinner for Deepika"
+    # a phrase a term counts as is met by any one of its words: a person asked about by relation
+    # by either name alone ("Birthday dinner for Deepika")
     return [QueryTerm(t.word, tuple(dict.fromkeys((*t.phrases, *(w for p in t.phrases[1:] for w in p.split())))),
                       t.soft) for t in terms]
 
@@ -1065,7 +1069,7 @@ async def reply(turn: TurnContext, *, needs_data: bool = True, first_stores: Seq
     asked = parts(turn.question)
     answered_names = ""  # the names a "who ..." part's chosen lines gave
     on_days: list[Reply] = []  # the parts answered by the calendar of the days they name
-    vetoed: list[QueryTerm] = []  # what the parts whose every chosen line named nothing of it asked about
+    vetoed: list[QueryTerm] = []  # what a one-part question asked about when no chosen line named it
     for part in asked:  # a two-part question: each part ranked and chosen for on its own
         related = " ".join(p for p in asked if p != part)
         shown = part
