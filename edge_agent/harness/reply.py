@@ -182,7 +182,8 @@ address is a postal one unless the question says email (value_kinds)."""
 NAMING_WORDS = frozenset("where wheres who whos whom whose name named called place restaurant venue".split())
 """Words asking for a place, a person or a name: "where was Ines's birthday dinner", "the cafe
 from her birthday, what was it called", "what was the place for her birthday" and "which
-restaurant was her birthday meal at" ask for the place, not the birthday's date. Measured on generated held-out households (not world/): 269/320
+restaurant was her birthday meal at" ask for the place, not the birthday's date. Measured on
+generated held-out households (not world/): 269/320
 end to end against 268, and 129/160 against 128 on four more ("place": 5010-5017 gained with the
 heading and "mine" changes, 258 -> 264 of 320); world/ gave the same score."""
 ASKED_KINDS = {"email": "email", "emails": "email", "phone": "phone", "mobile": "phone", "tel": "phone",
@@ -1101,8 +1102,7 @@ async def reply(turn: TurnContext, *, needs_data: bool = True, first_stores: Seq
             picked = [s for s in picked if not adds_nothing(s) or names_every(s, things)]
         if (asked_of := things_asked_of(part, today)) and any(s.store == "calendar" for s in picked):
             picked = [s for s in picked if s.store != "calendar" or by_name.mentioned(s.text, asked_of)]
-        about_part = asked_about(part, turn.channels, today, turn.queries, every)
-        if len(asked) == 1 and picked and about_part:
+        if len(asked) == 1 and picked and (about_part := asked_about(part, turn.channels, today, turn.queries, every)):
             kept = [s for s in picked if about(f"{s.label}: {s.text}", about_part)]
             vetoed += about_part if not kept else []
             picked = kept

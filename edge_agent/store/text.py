@@ -166,16 +166,15 @@ def query_plan(query: str) -> list[QueryTerm]:
     seen: set[tuple[str, ...]] = set()
     i = 0
     while i < len(ws):
-        size = next((n for n in range(min(MAX_PHRASE_WORDS, len(ws) - i), 1, -1)
-                     if alternatives(" ".join(ws[i:i + n]))), 1)
-        phrase = " ".join(ws[i:i + size])
-        i += size
-        if size == 1 and phrase not in kept:
+        windows = (" ".join(ws[i:i + n]) for n in range(min(MAX_PHRASE_WORDS, len(ws) - i), 1, -1))
+        phrase, alts = next(((w, a) for w in windows if (a := alternatives(w))), (ws[i], alternatives(ws[i])))
+        i += len(phrase.split())
+        if " " not in phrase and phrase not in kept:
             continue  # a stopword, or a word past the query's first MAX_QUERY_TERMS
         key = stems(phrase)
         if key and key not in seen:  # "receipt receipts" is one term
             seen.add(key)
-            out.append(QueryTerm(phrase, (phrase, *[a for a in alternatives(phrase) if stems(a) != key]),
+            out.append(QueryTerm(phrase, (phrase, *[a for a in alts if stems(a) != key]),
                                  soft=all(w in SOFT_WORDS for w in phrase.split())))
     return out
 
