@@ -30,6 +30,7 @@ from paho.mqtt.reasoncodes import ReasonCode
 from paho.mqtt.subscribeoptions import SubscribeOptions
 
 from edge_agent.net.mqtt_types import ConnectOptions, ConnectRefused, Message, MqttError, Outgoing, publish_properties
+from edge_agent.net.tasks import within
 
 log = logging.getLogger(__name__)
 
@@ -196,7 +197,7 @@ class MqttBridge:
         await self.close()
 
     async def wait_connected(self, timeout_s: float | None = None) -> None:
-        await asyncio.wait_for(self._connected.wait(), timeout_s)
+        await within(self._connected.wait(), timeout_s)
 
     def add_subscription(self, topic: str, qos: int = 1, retain_handling: int = 0) -> None:
         """Subscribe now (if connected) and on every later connect."""
@@ -270,7 +271,7 @@ class MqttBridge:
             yield await self._messages.get()
 
     async def next_message(self, timeout_s: float | None = None) -> Message:
-        return await asyncio.wait_for(self._messages.get(), timeout_s)
+        return await within(self._messages.get(), timeout_s)
 
     async def close(self, *, drop_session: bool = False) -> None:
         """Disconnect normally (no Last Will); drop_session also ends the broker-side session."""
@@ -285,7 +286,7 @@ class MqttBridge:
             self._client.disconnect(properties=props)
             if lost is not None:
                 with contextlib.suppress(asyncio.TimeoutError):
-                    await asyncio.wait_for(asyncio.shield(lost), CLOSE_TIMEOUT_S)
+                    await within(asyncio.shield(lost), CLOSE_TIMEOUT_S)
         if self._task is not None:
             self._task.cancel()
             with contextlib.suppress(asyncio.CancelledError, Exception):
@@ -353,7 +354,7 @@ class MqttBridge:
             self._connecting = False
         # The CONNECT packet is written by the loop once the socket is registered.
         self._soon(self._write)
-        session_present, rc = await asyncio.wait_for(self._connack, CONNECT_TIMEOUT_S)
+        session_present, rc = await within(self._connack, CONNECT_TIMEOUT_S)
         if rc.is_failure:
             self._client._sock_close()  # noqa: SLF001
             raise ConnectRefused(str(rc), rc.value)
@@ -363,7 +364,7 @@ class MqttBridge:
         self._misc_task = asyncio.create_task(self._misc())
         if self._subscriptions:
             topics = dict(self._subscriptions)
-            codes = await asyncio.wait_for(self._send_subscribe(topics), CONNECT_TIMEOUT_S)
+            codes = await within(self._send_subscribe(topics), CONNECT_TIMEOUT_S)
             for topic, code in zip(topics, codes, strict=False):
                 self._sub_codes[topic] = code
                 if code.is_failure:

@@ -35,6 +35,7 @@ from edge_agent.net.bridge import MqttBridge
 from edge_agent.net.intake import Route
 from edge_agent.net.mqtt_types import Message
 from edge_agent.net.payload import PayloadError, parse_json
+from edge_agent.net.tasks import within
 from edge_agent.net.topics import Topics
 
 log = logging.getLogger(__name__)
@@ -160,7 +161,7 @@ class ClaimBook:
         self._contests[(claim.key, claim.epoch)] = fut
         self.publish(claim)
         try:
-            winner = await asyncio.wait_for(fut, timeout_s)
+            winner = await within(fut, timeout_s)
         except asyncio.TimeoutError:
             self._contests.pop((claim.key, claim.epoch), None)
             log.warning("pool request %s/%s: our claim did not come back in %.0f s", *claim.key, timeout_s)

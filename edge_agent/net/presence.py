@@ -13,6 +13,7 @@ from typing import Any, Callable, Mapping
 from edge_agent.net.bridge import MqttBridge
 from edge_agent.net.mqtt_types import Message, Will
 from edge_agent.net.payload import MAX_STATUS_BYTES, parse_json
+from edge_agent.net.tasks import within
 from edge_agent.net.topics import Topics
 from edge_agent.ops.status import parse_status, status_payload
 
@@ -77,7 +78,7 @@ class StatusPublisher:
         fut = self.bridge.publish(self.topic, status_payload("offline", self.device, self.identity),
                                   qos=1, retain=True)
         with contextlib.suppress(Exception):
-            await asyncio.wait_for(fut, OFFLINE_PUBACK_TIMEOUT_S)
+            await within(fut, OFFLINE_PUBACK_TIMEOUT_S)
 
 
 class DeviceDirectory:

@@ -27,6 +27,7 @@ from edge_agent.net.bridge import MqttBridge
 from edge_agent.net.events import FINAL_TYPES, REPLY_EVENT, AckRequest
 from edge_agent.net.mqtt_types import NO_MATCHING_SUBSCRIBERS, ConnectOptions, Message, MqttError
 from edge_agent.net.payload import MAX_STATUS_BYTES, PayloadError, parse_json
+from edge_agent.net.tasks import within
 from edge_agent.net.topics import Topics
 from edge_agent.ops.status import parse_status
 
@@ -161,7 +162,7 @@ class AgentClient:
         try:
             while True:
                 try:
-                    event = await asyncio.wait_for(p.events.get(), max(0.0, min(deadline, resend_at) - loop.time()))
+                    event = await within(p.events.get(), max(0.0, min(deadline, resend_at) - loop.time()))
                 except asyncio.TimeoutError:
                     if loop.time() >= deadline:
                         raise

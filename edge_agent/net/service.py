@@ -40,7 +40,7 @@ from edge_agent.net.pool import Claim, ClaimBook, running_claim, seq_floor
 from edge_agent.net.presence import DeviceDirectory, StatusPublisher, offline_will
 from edge_agent.net.remote_files import RemoteFileSearch, answer_file_search
 from edge_agent.net.replies import ReplySender, outcome_event
-from edge_agent.net.tasks import cancel_and_wait
+from edge_agent.net.tasks import cancel_and_wait, within
 from edge_agent.net.topics import Topics
 from edge_agent.ops.memguard import LOW_MEMORY_MESSAGE, low_memory
 from edge_agent.ops.metrics import Metrics
@@ -584,7 +584,7 @@ class AgentService:
                                       on_pill=on_pill, device=job.request.files_device)
             else:
                 call = self.asker.confirm(job.request.action_id, request_id=harness_id)  # type: ignore[attr-defined]
-            outcome = await asyncio.wait_for(call, self.guard_s)
+            outcome = await within(call, self.guard_s)
             confirm_topic = self.topics.confirm(self.device, sender)
             make = lambda seq: outcome_event(outcome, request_id=rid, seq=seq, confirm_topic=confirm_topic)  # noqa: E731
         except asyncio.TimeoutError:

@@ -1,4 +1,4 @@
-"""The asyncio bridge over paho: reconnection with backoff, queued publishes, TCP_NODELAY."""
+"""The asyncio bridge over paho: reconnection with backoff, queued publishes, TCP_NODELAY, closing."""
 from __future__ import annotations
 
 import asyncio
@@ -9,6 +9,7 @@ import pytest
 from edge_agent.net.bridge import MqttBridge
 from edge_agent.net.broker import free_port, start_local_broker
 from edge_agent.net.mqtt_types import ConnectOptions, MqttError
+from edge_agent.net.tasks import within
 
 
 async def test_reconnects_when_the_broker_returns_and_delivers_what_was_queued(tmp_path, pairing):
@@ -35,6 +36,48 @@ async def test_reconnects_when_the_broker_returns_and_delivers_what_was_queued(t
         await sender.close()
         await receiver.close()
         broker.kill()
+
+
+async def test_a_cancel_meeting_the_result_is_not_swallowed():
+    """3.11's wait_for returned the result here and the cancelled task went on (gh-86296)."""
+    fut = asyncio.get_running_loop().create_future()
+
+    async def waiter() -> str:
+        await within(fut, 5)
+        return "went on after its cancel"
+
+    task = asyncio.create_task(waiter())
+    await asyncio.sleep(0)  # the task now waits on fut
+    fut.set_result(1)
+    task.cancel()  # in the same loop turn as the result
+    with pytest.raises(asyncio.CancelledError):
+        await task
+
+
+async def test_closed_while_its_connack_arrives_the_bridge_ends(broker):
+    """close() before `connected` cancels the connection loop; that cancel met the CONNACK and was
+    lost, and close() then waited forever on a connection nobody would end (a CI run timed out)."""
+    bridge = MqttBridge(ConnectOptions("127.0.0.1", broker.port, "cl-phone", "phone", "phone-secret",
+                                       clean_start=True))
+    closing: list[asyncio.Future] = []
+    on_connack = bridge._on_connack  # noqa: SLF001 - the moment to close at
+
+    def connack_then_close(*args) -> None:
+        on_connack(*args)
+        closing.append(asyncio.ensure_future(bridge.close()))
+
+    bridge._on_connack = connack_then_close  # noqa: SLF001
+    await bridge.start()
+    await within(_until(lambda: closing), 10)
+    done, _ = await asyncio.wait(closing, timeout=10)
+    if not done:  # ends the loop that waits on a connection nobody will end
+        closing[0].cancel()
+    assert done and not bridge.connected and bridge._task is None  # noqa: SLF001
+
+
+async def _until(ready) -> None:
+    while not ready():
+        await asyncio.sleep(0.01)
 
 
 async def test_fail_fast_raises_when_nothing_listens():
