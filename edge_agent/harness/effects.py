@@ -22,18 +22,29 @@ EMAIL_RE = re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+")
 QUOTED_RE = re.compile(r"['\"\u2018\u201c]([^'\"\u2019\u201d]{2,60})['\"\u2019\u201d](?!\w)")
 LEAD = r"(?:(?:please|pls|can you|could you|would you|hey|hi|ok|okay|oh|and|so|right|quick one|quickly)[\s,]+)*"
 """Words a request may open with before it asks ("hey, quick one, note down ...")."""
-VERBS = (r"(?:remember|make a note|take a note|add a note|keep a note|note|jot down|jot|keep in mind|save|store|"
-         r"write down|don'?t forget|do not forget|log|record)"
+NOTES = r"(?:add|put)(?: this| that| it)? (?:to|in|into) (?:my|the) (?:notes|notebook)"
+"""A request phrase naming where it goes: "add to my notes", "put it in the notebook"."""
+VERBS = (rf"(?:{NOTES}|remember|make a note|take a note|add a note|keep a note|note|jot down|jot|keep in mind|save|"
+         r"store|write down|don'?t forget|do not forget|log|record)"
          r"(?:\s+(?:of|down|this|that|for me|for later|in my notes|in the notebook))*\s*[:,\-–—]?\s*")
 REQUEST_RE = re.compile(rf"^\s*{LEAD}{VERBS}", re.IGNORECASE)
 """The request phrase a note starts with ("remember that", "make a note:"), taken off what is saved."""
 SAVE_REQUEST_RE = re.compile(
-    rf"^\s*{LEAD}(?:remember|make a note|take a note|add a note|keep a note|note|jot down|jot|keep in mind|save|"
+    rf"^\s*{LEAD}(?:{NOTES}|remember|make a note|take a note|add a note|keep a note|note|jot down|jot|keep in mind|save|"
     r"store|write down|don'?t forget|do not forget)\b(?:\s+(?:of|down|this|that|for me|for later|in my notes|"
     r"in the notebook))*\s*[:,\-–—]?\s+(?!(?:when|where|what|who|whom|whose|how|if|whether|why|which)\b)\S",
     re.IGNORECASE)
 """A statement that asks to keep a fact ("Please note that...", "hey, save that Rhiannon likes an
 aisle seat"), not a question about the past ("Remember when we went to Lisbon?" ends with "?")."""
+QUESTION_START_RE = re.compile(
+    rf"^\s*{LEAD}(?:did|do|does|have|has|had|was|were|is|are|am)\b", re.IGNORECASE)
+"""A sentence that opens as a yes-no question ("did I ever note down my boiler serial number"); one
+opening with a question word may still say what to keep ("where I parked: level 3 - remember it")."""
+QUESTION_WORD_RE = re.compile(r"\b(?:what|when|where|who|whose|which|how|why)\b", re.IGNORECASE)
+SAVE_WORD_RE = re.compile(r"\b(?:remember|note|notes|notebook|jot|save|store|keep|forget|write|log|record|add|"
+                          r"later|next time|future|update|heads up)\b", re.IGNORECASE)
+"""Any word that may ask to keep something, wherever it stands ("parked on level 3 - remember that",
+"heads up for later, ...")."""
 REQUEST_WORDS = frozenset("please remember note make take add jot keep mind save store write down forget "
                           "log record later notes notebook".split())
 
@@ -41,6 +52,19 @@ REQUEST_WORDS = frozenset("please remember note make take add jot keep mind save
 def asks_to_save(question: str) -> bool:
     """Whether the asker tells the assistant to keep a fact (SAVE_REQUEST_RE, and no "?" at the end)."""
     return SAVE_REQUEST_RE.search(question) is not None and not question.rstrip().endswith("?")
+
+
+def only_asks(question: str) -> bool:
+    """Whether the asker only asks, keeping nothing: a yes-no question ("did I ever note down ..."),
+    or a question word or "?" and no word that could ask to keep a fact ("manager when"). "for next
+    time: Ana is vegan" and "remember where the keys went?" are neither: the planner may still take
+    them for a note."""
+    if asks_to_save(question):
+        return False
+    if QUESTION_START_RE.search(question) is not None:
+        return True
+    asks = question.rstrip().endswith("?") or QUESTION_WORD_RE.search(question) is not None
+    return asks and SAVE_WORD_RE.search(question) is None
 
 
 def asker_words(question: str) -> str:

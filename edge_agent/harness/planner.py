@@ -21,7 +21,7 @@ from typing import Literal, Mapping, Sequence
 from pydantic import BaseModel, ConfigDict, Field, create_model
 
 from edge_agent.harness import prompts
-from edge_agent.harness.effects import asks_to_save
+from edge_agent.harness.effects import asks_to_save, only_asks
 from edge_agent.harness.channels import DATA_CHANNELS
 from edge_agent.harness.reserve import worst_case_tokens
 from edge_agent.harness.skills import NONE_SKILL, Skill
@@ -81,6 +81,8 @@ class Planner:
         """Tools that search the user's data (None: every tool): a replan chooses a skill with one."""
         self.savers = tuple(name for name, skill in skills.items() if set(skill.tools) & effect_tools)
         """The skills that bind a tool that changes the user's data (remember_this)."""
+        self.lookups = plan_schema(tuple(name for name in skills if name not in self.savers))
+        """The plan's schema without the skills that save (or "none"): for a question that only asks."""
 
     @classmethod
     def for_tools(cls, skills: dict[str, Skill], tools: Mapping[str, Tool]) -> "Planner":
@@ -104,11 +106,15 @@ class Planner:
 
         An explicit request to keep a fact (asks_to_save) is planned among the skills that save:
         the adapter sent "Please note that Leo's new mobile number is ..." to find_document, and
-        the asker's note was lost in a search. The asker still confirms what is saved."""
+        the asker's note was lost in a search. The asker still confirms what is saved. A question
+        that only asks (only_asks) is planned among the other skills: "manager when" was planned
+        to remember_this, and answered with a preview to save the question."""
         messages = prompts.planner_messages(self.skills.values(), turn.question)
         schema = plan_schema(self.untried(tried), allow_none=False) if tried else self.schema
         if not tried and self.savers and asks_to_save(turn.question):
             schema = plan_schema(self.savers, allow_none=False)
+        elif not tried and self.savers and only_asks(turn.question):
+            schema = self.lookups
         t0 = time.perf_counter()
         args, _, usage = await turn.structured("planner", messages, schema, max_tokens=self.max_tokens,
                                                bound_tools=[PLAN_TOOL], input=turn.question,

@@ -4,7 +4,7 @@ from __future__ import annotations
 import pytest
 
 from harness_kit import PLANTED, answer, call, plan, role_model
-from edge_agent.harness.effects import asks_to_save
+from edge_agent.harness.effects import asks_to_save, only_asks
 from edge_agent.store.sql import fetch_all
 from edge_agent.store.traces import get_pending
 
@@ -95,13 +95,49 @@ async def test_planted_instruction_in_direct_mode_stops_at_confirmation(make_har
     ("Jot down: the plumber came today", True),
     ("hey, quick one, note down my coat size: UK 5", True),  # a lead before the request
     ("Can you save that Rhiannon likes an aisle seat", True),
+    ("ok add to my notes that Wiremu is vegetarian now", True),  # where it goes names the request
+    ("put it in the notebook: the bike code is 2291", True),
     ("Remember when we went to Lisbon?", False),  # a question about the past
     ("remember what Tom said about the book", False),
+    ("Remember when we went to Lisbon?", False),  # a word that may ask to keep: the planner chooses
     ("What did I note about the boiler?", False),
     ("Notes about Tom?", False),
 ])
 def test_asks_to_save(question, saves):
     assert asks_to_save(question) is saves
+
+
+@pytest.mark.parametrize("question, asks", [
+    ("manager when", True),  # a question word, nothing asks to keep anything
+    ("did I ever note down my boiler serial number somewhere in my notes", True),  # a yes-no question
+    ("what is the wifi password", True),
+    ("for next time: Ana is vegan", False),  # a statement: the planner may take it for a note
+    ("where I left the car: level 3 bay B4. remember it please", False),
+    ("remember what Tom said about the book", False),
+    ("Remember when we went to Lisbon?", False),  # a word that may ask to keep: the planner chooses
+    ("heads up for later, Alina doesn't drink coffee any more when you get a sec", False),
+    ("Please note that Zed's new number is 0123 456.", False),
+])
+def test_only_asks(question, asks):
+    assert only_asks(question) is asks
+
+
+async def test_a_question_that_only_asks_is_planned_among_the_skills_that_look_up(make_harness, store):
+    """"manager when" was planned to remember_this and answered with a preview saving the question."""
+    model = role_model(planner=[plan("person_facts")], l2=[call("check_notebook", "manager"), answer("ok")],
+                       l3={"check_notebook": [{"query": "manager"}]})
+    out = await make_harness(model).ask("manager when", request_id="oa1")
+    schema = next(c.schema for c in model.calls if c.role == "planner")
+    for skill in ("person_facts", "find_document", "none"):
+        assert schema.model_validate({"skill": skill})
+    with pytest.raises(ValueError):
+        schema.model_validate({"skill": "remember_this"})
+    assert out.exit_kind != "needs_confirmation" and out.pending is None
+    # a statement with no question word is planned among every skill
+    model = role_model(planner=[plan("remember_this")], l2=[call("remember", "Ana")],
+                       l3={"remember": [{"note": "Ana is vegan."}]})
+    out = await make_harness(model).ask("for next time: Ana is vegan", request_id="oa2")
+    assert out.exit_kind == "needs_confirmation"
 
 
 async def test_an_explicit_request_to_keep_a_fact_is_planned_among_the_skills_that_save(make_harness, store):
