@@ -56,6 +56,9 @@ def test_a_phrase_of_the_table_is_found_with_its_stopwords():
     assert [t.word for t in query_plan("the dentist and the stop tap")] == ["dentist", "stop tap"]
     into = query_plan("what my mate rhiannon is into")[-1]  # what someone is into: their gift ideas
     assert into.word == "is into" and "gift" in into.phrases
+    # "doesn't" folds to "doesn t": the table's "doesn't like" is read the same way
+    assert "dislikes" in query_plan("what's the thing jakub doesn't like")[-1].phrases
+    assert "deadline" in query_plan("when is the rota due")[-1].phrases  # a thing due has a deadline
 
 
 def test_fts_query_ors_the_terms_and_their_alternatives():
