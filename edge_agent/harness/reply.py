@@ -501,7 +501,8 @@ def candidates(channels: SideChannels, question: str, crafted: Sequence[str] = (
     kind = asked_kind(question)
     if kind is not None:  # only a line holding the value asked for can answer
         left = {i for i in left if HOLDS[kind].search(spans[i].text)}
-    for person in (g for g in people if g[0].word not in aside_words):
+    which = " ".join(ASKED_WHICH.findall(question))  # "which friend took my drill" asks who, of anyone
+    for person in (g for g in people if g[0].word not in aside_words and not text_matches(g[:1], which)):
         # a person (or pet) the question names: only lines of entries that mention them (by the word
         # asked or their name) can be about them; "mum's address" is not the bill's supply address,
         # and "whats lenas husband called" is no other husband's page
@@ -530,6 +531,9 @@ def candidates(channels: SideChannels, question: str, crafted: Sequence[str] = (
     return out
 
 
+ASKED_WHICH = re.compile(r"\b(?:which|what)\s+([a-z]+)", re.IGNORECASE)
+"""The word a "which ..." question asks one of ("which friend"): it names no one known, so it does
+not limit the lines to the entries of the people it fits (the drill was lent to a brother)."""
 ASKED_CODE = re.compile(r"\b(?=[a-z-]*\d)(?=[\d-]*[a-z])[a-z\d][a-z\d-]{2,}\b", re.IGNORECASE)
 """A code a question names: letters and digits in one word ("H14", "e-12", "BA123")."""
 NOT_A_CODE = re.compile(r"\d+(?:st|nd|rd|th|am|pm|s|k|kg|km|mm|cm|ml|mb|gb|p)", re.IGNORECASE)

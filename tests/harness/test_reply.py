@@ -1,10 +1,10 @@
 """The reply: candidates cut from exact bytes, the model's one choice, and the answer composed from it."""
 from __future__ import annotations
 
+import re
 from datetime import date, datetime
 
 import pytest
-
 
 from harness_kit import LEO_BODY, PLANTED, RESUME_TEXT, pick, pick_holding, plan, role_model
 from edge_agent.harness import reply as replies
@@ -452,6 +452,22 @@ def test_a_naming_question_is_answered_by_a_line_naming_something_not_by_the_tit
     for asked in ("what was the place we took tomasz for his birthday", "name of the restaurant for tomasz's birthday"):
         assert candidates(ch, asked)[0].text == dinner["text"]
     assert candidates(ch, "when is tomasz's birthday")[0].text == "Birthday 22 July (born 1988)."
+
+
+def test_which_friend_asks_who_of_anyone_not_of_the_friends_pages(monkeypatch):
+    # "friend" fits the friends' pages, and a person the question names limits the lines to their
+    # entries; "which friend" names no one: the drill went to a brother, as the journal says.
+    lent = {"id": 9, "kind": "journal", "who": "", "when": "2026-08-31T19:30:00+00:00",
+            "text": "Lent Eoin Rosenberg my drill; he promised it back within the month."}
+    friends = [note(i, f"{name} (friend)", f"{name} is Consuelo's friend. Lives at {i} Elm Drive. Works at Opal.")
+               for i, name in enumerate(["Aoife Nguyen", "Omar Mwangi", "Gabriela Delacroix", "Rui Sato"], 1)]
+    ch = channels_with(*friends, note(5, "Eoin Rosenberg (brother)", "Eoin Rosenberg is Consuelo's brother."),
+                       memory=(lent,))
+    assert candidates(ch, "which friend took my drill")[0].text == lent["text"]
+    # a friend the question names still limits the lines to theirs
+    assert all(s.label.startswith("Aoife") for s in candidates(ch, "where does my friend aoife live"))
+    monkeypatch.setattr(replies, "ASKED_WHICH", re.compile("(?!)"))  # "which friend" as a person named
+    assert lent["text"] not in [s.text for s in candidates(ch, "which friend took my drill")]
 
 
 @pytest.mark.parametrize("question, asking, trailing", [
