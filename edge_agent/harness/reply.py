@@ -191,14 +191,18 @@ ASKED_KINDS = {"email": "email", "emails": "email", "phone": "phone", "mobile": 
 """A word asking for a value only a line that holds one can give (HOLDS): a question part asking
 for one is answered from such lines alone, and with none of them found, nothing was found. A
 date or an amount is not among them: "how much notice" is answered by "two months"."""
-_PHONE = r"(?:\+\d{1,3}[ -]?)?\(?\d{3,}\)?(?:[ -]?\d{3,})+"
+_PHONE = r"(?<![\w+])(?:\+\d{1,3}[ -]?)?\(?\d{3,}\)?(?:[ -]?\d{3,})+(?!\w)"
 HOLDS = {"email": VALUE_SHAPES["email"],
          "phone": re.compile(_PHONE),
          "number": re.compile(rf"{_PHONE}|\d{{5,}}|\b(?=[\w-]*\d)(?=[\w-]*[a-z])[\w-]{{4,}}\b", re.IGNORECASE),
          "code": re.compile(r"\d{3,}|\b(?=\w*\d)(?=\w*[a-z])\w{4,}\b", re.IGNORECASE)}
 """What a line holding each asked kind has: an address; a phone number (groups of three digits or
-more, a country code before them: never a date's "22 1992"); that, five digits or a reference mixing
+more, a country code before them, no letter glued on: never a date's "22 1992" or a hospital number's
+"VN986569"); that, five digits or a reference mixing
 letters and digits for another number; three digits for a code."""
+PERSONS_NUMBER = re.compile(r"\b(?:my|his|her|their|our|your|\w+'s)\s+(?:own\s+)?numbers?\b", re.IGNORECASE)
+"""Someone's number, with nothing naming another kind between: "what's my number", "the doctor's
+number" ask for a phone; "my passport number" does not."""
 MESSAGE_DETERMINERS = frozenset("the that this an a last".split())
 """Words that make the "email" a few words after them a message ("that delivery email", "the
 email from the landlord"); without them ("sams email", "what email should I use") it is an address."""
@@ -627,7 +631,8 @@ def _plain_words(question: str) -> list[str]:
 
 def asked_kind(question: str) -> str | None:
     """The one kind of value (ASKED_KINDS) a question part asks for, or None: none named, two
-    named ("email and phone"), or a question about what was said. "phone number" is a phone;
+    named ("email and phone"), or a question about what was said. "phone number" and a person's
+    number (PERSONS_NUMBER) are a phone;
     "email" is an address before "address" or without a determiner just before it."""
     if TOLD.search(question):
         return None
@@ -635,7 +640,7 @@ def asked_kind(question: str) -> str | None:
     kinds = {ASKED_KINDS[w] for i, w in enumerate(ws) if w in ASKED_KINDS and ws[i + 1: i + 2] != ["of"]
              and (ASKED_KINDS[w] != "email" or ws[i + 1: i + 2] == ["address"]
                   or not set(ws[max(0, i - 3): i]) & MESSAGE_DETERMINERS)}
-    if kinds == {"phone", "number"}:
+    if kinds == {"phone", "number"} or kinds == {"number"} and PERSONS_NUMBER.search(question):
         return "phone"
     return kinds.pop() if len(kinds) == 1 else None
 

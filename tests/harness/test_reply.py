@@ -517,13 +517,22 @@ def test_a_line_names_something_by_a_capital_inside_a_clause(text, names):
 
 
 @pytest.mark.parametrize("question, kind", [
-    ("What's my dentist's phone number?", "phone"), ("whats my number", "number"), ("mum's email", "email"),
+    ("What's my dentist's phone number?", "phone"), ("whats my number", "phone"), ("mum's email", "email"),
+    ("can you get me my doctor's number", "phone"), ("what is my passport number", "number"),  # someone's number
     ("which email is on my cv", "email"), ("have I got an email address for my manager", "email"),
     ("code for the bike lock", "code"), ("that delivery email, which order is it", None),
     ("what did Gwen say in her email", None), ("the number of people coming", None),
     ("Tom's email and phone", None), ("gwens email", "email"), ("how much notice do I give", None), ("when is the MOT", None)])
 def test_the_kind_of_value_a_question_asks_for(question, kind):
     assert replies.asked_kind(question) == kind
+
+
+@pytest.mark.parametrize("line, phone", [
+    ("Mobile (332) 555-0129.", True), ("Phone +44 7700 900451.", True), ("call 07700900265.", True),
+    ("Hospital number: VN986569", False), ("Birthday 22 July 1992.", False)])
+def test_a_phone_number_has_no_letter_glued_on(line, phone):
+    """"the doctor's number" asks for a phone; the hospital number beside it is none."""
+    assert bool(replies.HOLDS["phone"].search(line)) is phone
 
 
 @pytest.mark.parametrize("kind, text, holds", [
