@@ -99,7 +99,6 @@ async def test_planted_instruction_in_direct_mode_stops_at_confirmation(make_har
     ("put it in the notebook: the bike code is 2291", True),
     ("Remember when we went to Lisbon?", False),  # a question about the past
     ("remember what Tom said about the book", False),
-    ("Remember when we went to Lisbon?", False),  # a word that may ask to keep: the planner chooses
     ("What did I note about the boiler?", False),
     ("Notes about Tom?", False),
 ])
