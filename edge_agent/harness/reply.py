@@ -200,9 +200,10 @@ HOLDS = {"email": VALUE_SHAPES["email"],
 more, a country code before them, no letter glued on: never a date's "22 1992" or a hospital number's
 "VN986569"); that, five digits or a reference mixing
 letters and digits for another number; three digits for a code."""
-PERSONS_NUMBER = re.compile(r"\b(?:my|his|her|their|our|your|\w+'s)\s+(?:own\s+)?numbers?\b", re.IGNORECASE)
+PERSONS_NUMBER = re.compile(r"\b(?:my|his|her|their|our|your|(?!(?:what|it|that|there|here|who|where|how|he|she)'s)"
+                            r"\w+'s)\s+(?:own\s+)?numbers?\b", re.IGNORECASE)
 """Someone's number, with nothing naming another kind between: "what's my number", "the doctor's
-number" ask for a phone; "my passport number" does not."""
+number" ask for a phone; "my passport number" and "it's number 12" do not."""
 MESSAGE_DETERMINERS = frozenset("the that this an a last".split())
 """Words that make the "email" a few words after them a message ("that delivery email", "the
 email from the landlord"); without them ("sams email", "what email should I use") it is an address."""

@@ -519,6 +519,7 @@ def test_a_line_names_something_by_a_capital_inside_a_clause(text, names):
 @pytest.mark.parametrize("question, kind", [
     ("What's my dentist's phone number?", "phone"), ("whats my number", "phone"), ("mum's email", "email"),
     ("can you get me my doctor's number", "phone"), ("what is my passport number", "number"),  # someone's number
+    ("which table is it, it's number 12", "number"),
     ("which email is on my cv", "email"), ("have I got an email address for my manager", "email"),
     ("code for the bike lock", "code"), ("that delivery email, which order is it", None),
     ("what did Gwen say in her email", None), ("the number of people coming", None),
