@@ -24,15 +24,15 @@ LEAD = r"(?:(?:please|pls|can you|could you|would you|hey|hi|ok|okay|oh|and|so|r
 """Words a request may open with before it asks ("hey, quick one, note down ...")."""
 NOTES = r"(?:add|put)(?: this| that| it)? (?:to|in|into) (?:my|the) (?:notes|notebook)"
 """A request phrase naming where it goes: "add to my notes", "put it in the notebook"."""
-VERBS = (rf"(?:{NOTES}|remember|make a note|take a note|add a note|keep a note|note|jot down|jot|keep in mind|save|"
-         r"store|write down|don'?t forget|do not forget|log|record)"
-         r"(?:\s+(?:of|down|this|that|for me|for later|in my notes|in the notebook))*\s*[:,\-–—]?\s*")
-REQUEST_RE = re.compile(rf"^\s*{LEAD}{VERBS}", re.IGNORECASE)
+SAVE_VERBS = (rf"{NOTES}|remember|make a note|take a note|add a note|keep a note|note|jot down|jot|keep in mind|"
+              r"save|store|write down|don'?t forget|do not forget")
+"""The verbs that ask to keep a fact; a note's request phrase may also be "log" or "record"."""
+AFTER_VERB = r"(?:\s+(?:of|down|this|that|for me|for later|in my notes|in the notebook))*\s*[:,\-–—]?"
+"""What may follow the verb before the fact: "down", "this for me", "in my notes", a colon."""
+REQUEST_RE = re.compile(rf"^\s*{LEAD}(?:{SAVE_VERBS}|log|record){AFTER_VERB}\s*", re.IGNORECASE)
 """The request phrase a note starts with ("remember that", "make a note:"), taken off what is saved."""
 SAVE_REQUEST_RE = re.compile(
-    rf"^\s*{LEAD}(?:{NOTES}|remember|make a note|take a note|add a note|keep a note|note|jot down|jot|keep in mind|save|"
-    r"store|write down|don'?t forget|do not forget)\b(?:\s+(?:of|down|this|that|for me|for later|in my notes|"
-    r"in the notebook))*\s*[:,\-–—]?\s+(?!(?:when|where|what|who|whom|whose|how|if|whether|why|which)\b)\S",
+    rf"^\s*{LEAD}(?:{SAVE_VERBS})\b{AFTER_VERB}\s+(?!(?:when|where|what|who|whom|whose|how|if|whether|why|which)\b)\S",
     re.IGNORECASE)
 """A statement that asks to keep a fact ("Please note that...", "hey, save that Rhiannon likes an
 aisle seat"), not a question about the past ("Remember when we went to Lisbon?" ends with "?")."""

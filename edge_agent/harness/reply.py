@@ -641,7 +641,7 @@ def asked_kind(question: str) -> str | None:
     kinds = {ASKED_KINDS[w] for i, w in enumerate(ws) if w in ASKED_KINDS and ws[i + 1: i + 2] != ["of"]
              and (ASKED_KINDS[w] != "email" or ws[i + 1: i + 2] == ["address"]
                   or not set(ws[max(0, i - 3): i]) & MESSAGE_DETERMINERS)}
-    if kinds == {"phone", "number"} or kinds == {"number"} and PERSONS_NUMBER.search(question):
+    if kinds == {"phone", "number"} or (kinds == {"number"} and PERSONS_NUMBER.search(question)):
         return "phone"
     return kinds.pop() if len(kinds) == 1 else None
 

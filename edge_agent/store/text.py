@@ -167,10 +167,12 @@ def query_plan(query: str) -> list[QueryTerm]:
     i = 0
     while i < len(ws):
         windows = (" ".join(ws[i:i + n]) for n in range(min(MAX_PHRASE_WORDS, len(ws) - i), 1, -1))
-        phrase, alts = next(((w, a) for w in windows if (a := alternatives(w))), (ws[i], alternatives(ws[i])))
+        phrase, alts = next(((w, a) for w in windows if (a := alternatives(w))), (ws[i], None))
         i += len(phrase.split())
-        if " " not in phrase and phrase not in kept:
-            continue  # a stopword, or a word past the query's first MAX_QUERY_TERMS
+        if alts is None:  # one word: a stopword, or past the query's first MAX_QUERY_TERMS, is no term
+            if phrase not in kept:
+                continue
+            alts = alternatives(phrase)
         key = stems(phrase)
         if key and key not in seen:  # "receipt receipts" is one term
             seen.add(key)
