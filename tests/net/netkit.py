@@ -7,6 +7,7 @@ import os
 import signal
 import subprocess
 import sys
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -17,6 +18,14 @@ from edge_agent.paths import PROJECT_ROOT
 PREFIX = "edge/v1"
 MEMBERS = {"pi": "agent", "laptop": "device", "desk": "device", "phone": "client", "alice": "client"}
 """Names paired for every test, with their roles; each one's password is "<name>-secret"."""
+
+
+async def until(predicate, timeout_s: float = 5.0) -> None:
+    """Poll `predicate` until it holds; fail the test past `timeout_s`."""
+    deadline = time.monotonic() + timeout_s
+    while not predicate():
+        assert time.monotonic() < deadline, "condition never held"
+        await asyncio.sleep(0.02)
 
 
 def settings_env(settings: Settings) -> dict[str, str]:

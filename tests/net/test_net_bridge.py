@@ -5,6 +5,7 @@ import asyncio
 import socket
 
 import pytest
+from netkit import until
 
 from edge_agent.net.bridge import MqttBridge
 from edge_agent.net.broker import free_port, start_local_broker
@@ -68,16 +69,11 @@ async def test_closed_while_its_connack_arrives_the_bridge_ends(broker):
 
     bridge._on_connack = connack_then_close  # noqa: SLF001
     await bridge.start()
-    await within(_until(lambda: closing), 10)
+    await until(lambda: closing, 10)
     done, _ = await asyncio.wait(closing, timeout=10)
     if not done:  # ends the loop that waits on a connection nobody will end
         closing[0].cancel()
     assert done and not bridge.connected and bridge._task is None  # noqa: SLF001
-
-
-async def _until(ready) -> None:
-    while not ready():
-        await asyncio.sleep(0.01)
 
 
 async def test_fail_fast_raises_when_nothing_listens():

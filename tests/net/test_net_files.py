@@ -6,7 +6,7 @@ import contextlib
 import signal
 import time
 
-from netkit import FakeAsker, kill_tree, spawn_cli
+from netkit import FakeAsker, kill_tree, spawn_cli, until
 
 from edge_agent.net.bridge import MqttBridge
 from edge_agent.net.file_peer import FilePeer, peer_db_path
@@ -39,13 +39,6 @@ async def running_peer(settings, root):
         await conn.close()
 
 
-async def _until(predicate, timeout_s: float = 5.0) -> None:
-    deadline = time.monotonic() + timeout_s
-    while not predicate():
-        assert time.monotonic() < deadline, "condition never held"
-        await asyncio.sleep(0.02)
-
-
 async def test_find_file_across_two_peers_with_one_offline(settings_for, start_agent, tmp_path):
     (tmp_path / "laptop-files" / "cv").mkdir(parents=True)
     (tmp_path / "laptop-files" / "cv" / "resume.txt").write_text(RESUME, encoding="utf-8")
@@ -55,10 +48,10 @@ async def test_find_file_across_two_peers_with_one_offline(settings_for, start_a
     service = await start_agent(FakeAsker(), settings)
     async with running_peer(settings_for("laptop"), tmp_path / "laptop-files"):
         async with running_peer(settings_for("desk"), tmp_path / "desk-files"):
-            await _until(lambda: service.directory.online("desk") and service.directory.online("laptop"))
+            await until(lambda: service.directory.online("desk") and service.directory.online("laptop"))
             both = await service.remote.search("Clara Brennan", [])
         # desk has stopped: its retained status says offline.
-        await _until(lambda: not service.directory.online("desk"))
+        await until(lambda: not service.directory.online("desk"))
         started = time.monotonic()
         result = await service.remote.search("curriculum vitae", [])
         elapsed = time.monotonic() - started
@@ -91,7 +84,7 @@ async def test_a_silent_device_is_unreachable_after_the_deadline(settings_for, s
     await silent.start()
     try:
         await silent.publish(topics.status("desk"), status_payload("online", "desk", {"role": "files"}), retain=True)
-        await _until(lambda: service.directory.online("desk"))
+        await until(lambda: service.directory.online("desk"))
         started = time.monotonic()
         result = await service.remote.search("anything", ["desk"])
         elapsed = time.monotonic() - started
@@ -109,10 +102,10 @@ async def test_files_serve_command_answers_searches(settings_for, start_agent, t
     laptop = settings_for("laptop")
     peer = spawn_cli(["files", "serve", "--root", str(root), "--device", "laptop"], laptop, tmp_path / "peer.log")
     try:
-        await _until(lambda: service.directory.online("laptop"), 30)
+        await until(lambda: service.directory.online("laptop"), 30)
         result = await service.remote.search("curriculum vitae", ["laptop"])
         kill_tree(peer, signal.SIGTERM)  # a clean stop publishes "offline"
-        await _until(lambda: not service.directory.online("laptop"), 10)
+        await until(lambda: not service.directory.online("laptop"), 10)
     finally:
         kill_tree(peer)
     assert [h["name"] for h in result["hits"]] == ["resume.txt"] and result["unreachable"] == []
@@ -134,7 +127,7 @@ async def test_a_named_pipe_in_the_folder_neither_hangs_files_serve_nor_its_sigt
     peer = spawn_cli(["files", "serve", "--root", str(root), "--device", "laptop"], settings_for("laptop"),
                      tmp_path / "peer.log")
     try:
-        await _until(lambda: service.directory.online("laptop"), 30)
+        await until(lambda: service.directory.online("laptop"), 30)
         result = await service.remote.search("curriculum vitae", ["laptop"])
         started = time.monotonic()
         os.killpg(peer.pid, signal.SIGTERM)
