@@ -57,5 +57,5 @@ async def test_the_preview_holds_the_askers_number_when_the_model_invents_one(ma
     assert out.exit_kind == "needs_confirmation"
     assert out.pending.args == {"note": "My locker number is 112."}
     assert out.pending.preview == 'Add to notebook: "My locker number is 112."'
-    assert "4417" not in out.answer
+    assert "4417" not in out.answer.replace(out.pending.id, "")  # the random action id may hold any digits
     assert not [n for n in await store.notebook.search("locker")]  # nothing written before the confirm
