@@ -611,8 +611,16 @@ def value_kinds(question: str) -> list[str]:
 
     def kinds(text: str) -> list[str]:
         return list(dict.fromkeys("email" if emailing and VALUE_WORDS[w] == "postal" else VALUE_WORDS[w]
-                                  for w in _plain_words(text) if w in VALUE_WORDS))
+                                  for w in _plain_words(SPARE_TIME.sub(" ", text)) if w in VALUE_WORDS))
     return kinds(asked_from(question)) or kinds(question)
+
+
+SPARE_TIME = re.compile(r"\b(?:(?:free|spare|some|any|enough|no|much)\s+time"
+                        r"|(?:plan|plann|manag|organi[sz]|spend)(?:e|es|ing)?\s+(?:my|your|our)\s+time"
+                        r"|time\s+(?:off|to|for)\b(?!\s+(?:the|my|your|our|his|her|their)\b))\b", re.IGNORECASE)
+""""time" naming a stretch of one's own time, not asking for a clock time: "trying to plan my time,
+what have i booked", "will i have time to relax in 3 days", "booking time off" ("what time", "the
+time of the dentist", "time for the dentist" and "what was my time in the 10K" still ask one)."""
 
 
 def asks_a_name(question: str) -> bool:

@@ -412,6 +412,19 @@ def test_the_clause_that_asks_names_the_kind_of_value_asked():
     assert replies.asked_from("library card number please") == ""
 
 
+def test_ones_own_time_asks_no_clock_time():
+    # "plan my time" is the occasion: the question asks what is booked, and the range's events answer it.
+    today = date(2026, 5, 25)
+    for question in ("hey trying to plan my time, what have i booked in the week after next",
+                     "will i have time to relax in 3 days, what's on already", "booking time off, what's on friday"):
+        assert "time" not in replies.value_kinds(question), question
+        assert replies.things_asked_of(question, today) == [], question
+    assert [t.word for t in replies.things_asked_of("yoga on thursday what time", today)] == ["yoga"]
+    for question in ("what time is the dentist", "yoga thursday time", "whats the time for the dentist",
+                     "what was my time in the harbour 10k"):
+        assert replies.value_kinds(question) == ["time"], question
+
+
 def test_a_guarantee_is_a_warranty_and_temp_a_temperature():
     manual = {"device": "pi", "path": "/d/kettle-manual.md", "name": "kettle-manual.md", "kind": "text",
               "excerpt": "Descale the kettle monthly.\nYour kettle comes with a two years warranty."}
