@@ -599,6 +599,14 @@ def spelled(terms: list[QueryTerm], texts: Sequence[str]) -> list[QueryTerm]:
     return [QueryTerm(t.word, (fixes[t.word], *t.phrases), t.soft) if fixes.get(t.word) else t for t in terms]
 
 
+SPARE_TIME = re.compile(r"\b(?:(?:free|spare|some|any|enough|no|much)\s+time"
+                        r"|(?:plan|plann|manag|organi[sz]|spend)(?:e|es|ing)?\s+(?:my|your|our)\s+time"
+                        r"|time\s+(?:off|to|for)\b(?!\s+(?:the|my|your|our|his|her|their)\b))\b", re.IGNORECASE)
+""""time" naming a stretch of one's own time, not asking for a clock time: "trying to plan my time,
+what have i booked", "will i have time to relax in 3 days", "booking time off" ("what time", "the
+time of the dentist", "time for the dentist" and "what was my time in the 10K" still ask one)."""
+
+
 def value_kinds(question: str) -> list[str]:
     """The kinds of value a question part asks for (VALUE_WORDS), none when it asks for a place, a
     person or a name (NAMING_WORDS): then its value words name the occasion, not the thing asked.
@@ -613,14 +621,6 @@ def value_kinds(question: str) -> list[str]:
         return list(dict.fromkeys("email" if emailing and VALUE_WORDS[w] == "postal" else VALUE_WORDS[w]
                                   for w in _plain_words(SPARE_TIME.sub(" ", text)) if w in VALUE_WORDS))
     return kinds(asked_from(question)) or kinds(question)
-
-
-SPARE_TIME = re.compile(r"\b(?:(?:free|spare|some|any|enough|no|much)\s+time"
-                        r"|(?:plan|plann|manag|organi[sz]|spend)(?:e|es|ing)?\s+(?:my|your|our)\s+time"
-                        r"|time\s+(?:off|to|for)\b(?!\s+(?:the|my|your|our|his|her|their)\b))\b", re.IGNORECASE)
-""""time" naming a stretch of one's own time, not asking for a clock time: "trying to plan my time,
-what have i booked", "will i have time to relax in 3 days", "booking time off" ("what time", "the
-time of the dentist", "time for the dentist" and "what was my time in the 10K" still ask one)."""
 
 
 def asks_a_name(question: str) -> bool:
