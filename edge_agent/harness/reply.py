@@ -200,10 +200,10 @@ HOLDS = {"email": VALUE_SHAPES["email"],
 more, a country code before them, no letter glued on: never a date's "22 1992" or a hospital number's
 "VN986569"); that, five digits or a reference mixing
 letters and digits for another number; three digits for a code."""
-PERSONS_NUMBER = re.compile(r"\b(?:my|his|her|their|our|your|(?!(?:what|it|that|there|here|who|where|how|he|she)'s)"
-                            r"\w+'s)\s+(?:own\s+)?numbers?\b", re.IGNORECASE)
+PERSONS_NUMBER = re.compile(r"\b(?:(my|his|her|their|our|your)|(\w+)'s)\s+(?:own\s+)?numbers?\b", re.IGNORECASE)
 """Someone's number, with nothing naming another kind between: "what's my number", "the doctor's
-number" ask for a phone; "my passport number" and "it's number 12" do not."""
+number" ask for a phone; "my passport number" does not, and neither does a stopword's "'s" ("it's
+number 12": persons_number)."""
 MESSAGE_DETERMINERS = frozenset("the that this an a last".split())
 """Words that make the "email" a few words after them a message ("that delivery email", "the
 email from the landlord"); without them ("sams email", "what email should I use") it is an address."""
@@ -638,10 +638,16 @@ def _plain_words(question: str) -> list[str]:
     return re.findall(r"[a-z]+", NUMBER_SHORT.sub(" number", question).lower())
 
 
+def persons_number(question: str) -> bool:
+    """Whether the question asks for someone's number (PERSONS_NUMBER): "my number", "the doctor's
+    number", never "it's" or "what's number 5" (a stopword before the "'s", store.text.STOPWORDS)."""
+    return any(m.group(1) or m.group(2).lower() not in STOPWORDS for m in PERSONS_NUMBER.finditer(question))
+
+
 def asked_kind(question: str) -> str | None:
     """The one kind of value (ASKED_KINDS) a question part asks for, or None: none named, two
     named ("email and phone"), or a question about what was said. "phone number" and a person's
-    number (PERSONS_NUMBER) are a phone;
+    number (persons_number) are a phone;
     "email" is an address before "address" or without a determiner just before it."""
     if TOLD.search(question):
         return None
@@ -649,7 +655,7 @@ def asked_kind(question: str) -> str | None:
     kinds = {ASKED_KINDS[w] for i, w in enumerate(ws) if w in ASKED_KINDS and ws[i + 1: i + 2] != ["of"]
              and (ASKED_KINDS[w] != "email" or ws[i + 1: i + 2] == ["address"]
                   or not set(ws[max(0, i - 3): i]) & MESSAGE_DETERMINERS)}
-    if kinds == {"phone", "number"} or (kinds == {"number"} and PERSONS_NUMBER.search(question)):
+    if kinds == {"phone", "number"} or (kinds == {"number"} and persons_number(question)):
         return "phone"
     return kinds.pop() if len(kinds) == 1 else None
 
