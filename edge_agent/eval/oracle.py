@@ -8,9 +8,10 @@ It answers every generation the harness asks for, by role:
                     did not call, tried after an empty find, gets the first planned query);
   choose         -> the numbered lines that carry the expected facts: for each fact the first
                     line holding it (its title included, which the answer shows), or 0 when no
-                    line does or the question is unanswerable; a question of as many parts as
-                    facts (reply.parts) is asked part by part, and each part's choice is its own
-                    fact's line;
+                    line does or the question is unanswerable; a question asking for a file
+                    alone (no facts, "find the photo of ...") picks the file's own line; a
+                    question of as many parts as facts (reply.parts) is asked part by part, and
+                    each part's choice is its own fact's line;
   reply          -> the small-talk reply the caller scripted, else "not found".
 Everything else — dispatch, tools, retrieval, candidates, composition — is the real harness, so a
 question the oracle misses points at tools, data or the answer path, not at a model.
@@ -141,6 +142,10 @@ class Oracle:
         if q.category == "unanswerable":
             return {"lines": [0]}
         facts = q.expected_facts
+        if not facts and q.expected_file:  # "find the photo of X": the file's own line is the answer
+            name = q.expected_file.rsplit("/", 1)[-1]
+            return {"lines": [next((n for n, text in sorted(candidate_lines(info.prompt).items())
+                                    if text.startswith(f"{name} ")), 0)]}
         asked = parts(q.question)
         if len(asked) > 1 and len(asked) == len(facts):
             facts = [facts[min(st.choices, len(facts)) - 1]]  # part k asks for fact k

@@ -139,3 +139,25 @@ async def test_a_spent_time_box_starts_no_new_question(world_settings, world_clo
     summary = run.summary()
     assert summary["questions"] == 0 and summary["planned_questions"] == len(questions)
     assert f"| questions | 0 of {len(questions)} (time box) |" in render_markdown([summary], [])
+
+
+def test_a_question_for_a_file_alone_is_taught_the_files_own_line():
+    """"find the photo of the garden in the snow" has no fact to find: the file's line answers it,
+    and "none" would teach the chooser to refuse a line that is exactly what was asked for."""
+    from edge_agent.eval.oracle import Oracle
+    from edge_agent.eval.questions import PlannedCall, Question, QuestionPlan
+    from edge_agent.llm.doubles import CallInfo
+
+    def asking(name):
+        return Question(id="d1", question="got a photo of the garden in the snow?", category="document",
+                        expected_tools=["find_file"], expected_facts=[], expected_file=name, expected_exit="complete",
+                        plan=QuestionPlan(skill="find_document", calls=[PlannedCall(
+                            tool="find_file", instruction="garden snow", args={"query": "garden snow"})]))
+    lines = ("1. Rubbish collection: garden waste alternate weeks.\n"
+             "2. snowy-garden-2026-07-31.png on workpc: image \"snowy garden\", modified 2026-07-31")
+    prompt = render_plain(choose_messages(lines, "got a photo of the garden in the snow?"))
+    oracle = Oracle()
+    oracle.begin(asking("snowy-garden-2026-07-31.png"))
+    assert oracle.respond(CallInfo(prompt, "choose", None, 20)) == {"lines": [2]}
+    oracle.begin(asking("garden-2025.png"))  # the file was not found: nothing answers
+    assert oracle.respond(CallInfo(prompt, "choose", None, 20)) == {"lines": [0]}
