@@ -21,8 +21,11 @@ def register(sub, parents) -> None:
     probe = group.add_parser("probe", parents=parents,
                              help="the planner's first choice on held-out generated households (JSON)")
     probe.add_argument("--households", type=int, default=8, help="households to read (default 8, ~39 questions each)")
-    probe.add_argument("--whole", action="store_true",
-                       help="run the questions through the whole harness and score them like eval (~2 s each)")
+    how = probe.add_mutually_exclusive_group()
+    how.add_argument("--whole", action="store_true",
+                     help="run the questions through the whole harness and score them like eval (~2 s each)")
+    how.add_argument("--choices", action="store_true",
+                     help="the reply's choice of lines on the teacher's choice prompts, against the oracle's (~1 s each)")
     probe.add_argument("--adapter", type=Path, default=None,
                        help="an adapter GGUF to judge instead of the configured one (e.g. tune-work/adapter.gguf)")
     probe.set_defaults(func=run_probe)
@@ -61,7 +64,7 @@ def run_probe(args, settings) -> int:
     import time
 
     from edge_agent.llm import load_model
-    from edge_agent.tune.probe import probe_harness, probe_households, probe_planner
+    from edge_agent.tune.probe import probe_chooser, probe_harness, probe_households, probe_planner
 
     try:
         probe_households(args.households)
@@ -77,6 +80,8 @@ def run_probe(args, settings) -> int:
     try:
         if args.whole:
             summary = asyncio.run(probe_harness(model, settings, args.households, progress=say))
+        elif args.choices:
+            summary = asyncio.run(probe_chooser(model, args.households, progress=say)).summary()
         else:
             summary = asyncio.run(probe_planner(model, args.households, progress=say)).summary()
     finally:

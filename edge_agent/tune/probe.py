@@ -10,10 +10,17 @@ FIRST_HOUSEHOLD + i, never one (test_tune_probe checks it).
 
 `probe_harness` runs the same questions through the whole harness instead, scored like `eval`
 (about 2 s a question here): the end-to-end check on data nothing was tuned on, beside the eval set.
+
+`probe_chooser` judges the other decision every answer turns on, the reply's choice of lines: the
+teacher's own choice prompts for the same households (the oracle drives the harness, so each
+prompt holds what a right plan finds), each answered by the model under the choice grammar and
+scored against the oracle's lines (about a second a prompt here). Its figures are split by where
+the right line stands: first (the ranker's best), elsewhere, or none of them (say "none").
 """
 from __future__ import annotations
 
 import io
+import json
 import tempfile
 import time
 from collections import Counter
@@ -106,6 +113,73 @@ async def probe_planner(model: Model, households: int, first: int = FIRST_HOUSEH
             chosen = await planner.plan(TurnContext(f"probe-{seed}-{q.id}", q.question, model, limits))
             probe.add(q.question, q.plan.skill, chosen.skill)
         progress(f"household {seed}: planner {probe.right}/{probe.asked}")
+    return probe
+
+
+@dataclass
+class ChooserProbe:
+    """The lines the model chose against the oracle's, by where the oracle's stand."""
+
+    households: list[int] = field(default_factory=list)
+    """The household seeds read."""
+    by_target: dict[str, list[int]] = field(default_factory=dict)
+    """{"first" | "elsewhere" | "none": [right, asked]}: the right line is the first candidate,
+    another one (or several), or no line answers."""
+    said_none: int = 0
+    """Prompts with a line that answers, answered "none"."""
+    misses: list[dict[str, Any]] = field(default_factory=list)
+    """Each wrong choice: question (as the prompt asks it), expected lines, chosen lines."""
+
+    def add(self, question: str, expected: list[int], chosen: list[int]) -> None:
+        where = "none" if expected == [0] else "first" if expected == [1] else "elsewhere"
+        row = self.by_target.setdefault(where, [0, 0])
+        row[1] += 1
+        if chosen == expected:
+            row[0] += 1
+            return
+        self.said_none += where != "none" and chosen == [0]
+        self.misses.append({"question": question, "expected": expected, "chosen": chosen})
+
+    @property
+    def asked(self) -> int:
+        return sum(n for _, n in self.by_target.values())
+
+    @property
+    def right(self) -> int:
+        return sum(r for r, _ in self.by_target.values())
+
+    def summary(self) -> dict:
+        """The figures, as JSON."""
+        return {"households": self.households, "choices": self.asked, "chooser_right": self.right,
+                "chooser_accuracy": round(self.right / self.asked, 4) if self.asked else None,
+                "by_target": {k: f"{r}/{n}" for k, (r, n) in sorted(self.by_target.items())},
+                "said_none_to_an_answer": self.said_none}
+
+
+async def probe_chooser(model: Model, households: int, first: int = FIRST_HOUSEHOLD,
+                        progress: Callable[[str], None] = lambda _: None) -> ChooserProbe:
+    """The model's choice of lines on every choice prompt the teacher records for `households`
+    households, against the oracle's (teacher.household_examples; the model's tokenizer and chat
+    template render them, as at run time)."""
+    from edge_agent.eval.oracle import QUESTION_MARK, candidate_lines
+    from edge_agent.harness.reply import choice_schema
+    from edge_agent.harness.reserve import worst_case_tokens
+    from edge_agent.tune.teacher import household_examples
+
+    probe = ChooserProbe()
+    for seed, household, _ in held_out(households, first):
+        probe.households.append(seed)
+        examples = await household_examples(household.directory, questions_for(household, 0), model, seed, f"h{seed}")
+        for e in (e for e in examples if e.role == "choose"):
+            n = len(candidate_lines(e.prompt))
+            schema = choice_schema(n)
+            out = await model.generate_structured(e.prompt, schema, max_tokens=worst_case_tokens(schema),
+                                                  role="choose")
+            chosen = sorted({x for x in out.value.lines if 1 <= x <= n}) or [0]
+            expected = sorted(set(json.loads(e.target)["lines"])) or [0]
+            asked = e.prompt[e.prompt.rfind(QUESTION_MARK) + len(QUESTION_MARK):].split("\n", 1)[0].strip()
+            probe.add(asked, expected, chosen)
+        progress(f"household {seed}: chooser {probe.right}/{probe.asked}")
     return probe
 
 

@@ -53,6 +53,30 @@ async def test_a_planner_that_always_names_one_skill_is_scored_against_the_ideal
     assert summary["planner_accuracy"] == round(summary["planner_right"] / len(questions), 4)
 
 
+async def test_the_chooser_probe_scores_choices_against_the_oracles_lines():
+    """A chooser that always says line 1 is right exactly where the oracle's line is the ranker's
+    first, and one that always says "none" exactly where no line answers; both are asked every
+    choice prompt the teacher records, under the choice grammar."""
+    def split(summary: dict, where: str) -> tuple[int, int]:
+        right, asked = summary["by_target"].get(where, "0/0").split("/")
+        return int(right), int(asked)
+
+    first = FunctionModel(fn=lambda info: {"lines": [1]})
+    ones = (await probes.probe_chooser(first, 1)).summary()
+    nothing = FunctionModel(fn=lambda info: {"lines": [0]})
+    refused = await probes.probe_chooser(nothing, 1)
+    nones = refused.summary()
+    assert ones["households"] == [probes.FIRST_HOUSEHOLD] and ones["choices"] == nones["choices"] > 10
+    assert [c.role for c in first.calls] == ["choose"] * ones["choices"]
+    (first_right, first_asked), (_, none_asked), (elsewhere_right, elsewhere_asked) = (
+        split(ones, w) for w in ("first", "none", "elsewhere"))
+    assert first_right == first_asked > 0 and none_asked > 0 and elsewhere_right == 0
+    assert ones["chooser_right"] == first_asked and ones["said_none_to_an_answer"] == 0
+    assert split(nones, "none") == (none_asked, none_asked) and nones["chooser_right"] == none_asked
+    assert nones["said_none_to_an_answer"] == first_asked + elsewhere_asked
+    assert len(refused.misses) == first_asked + elsewhere_asked and refused.misses[0]["chosen"] == [0]
+
+
 @pytest.mark.parametrize("households, first", [(0, probes.FIRST_HOUSEHOLD), (1, 0), (1, HOUSEHOLDS_PER_SEED)])
 def test_households_a_training_run_could_read_are_refused(households, first):
     with pytest.raises(ValueError, match="training reads those"):
