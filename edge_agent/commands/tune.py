@@ -35,6 +35,7 @@ def register(sub, parents) -> None:
     install.add_argument("--data-summary", type=Path, required=True, help="the training set's .summary.json")
     install.add_argument("--probe", type=Path, default=None, help="`tune probe`'s JSON for this adapter")
     install.add_argument("--probe-base", type=Path, default=None, help="`tune probe`'s JSON without it")
+    install.add_argument("--probe-choices", type=Path, default=None, help="`tune probe --choices`'s JSON for it")
     install.add_argument("--examples", type=Path, default=None,
                          help="the training set (tune data's JSONL): its text is shipped beside the adapter")
     install.set_defaults(func=run_install)
@@ -97,8 +98,9 @@ def run_install(args, settings) -> int:
     card = install_adapter(args.adapter, resolve_model_path(settings),
                            _last_json(args.train_report),
                            json.loads(args.data_summary.read_text(encoding="utf-8")),
-                           probe={"adapter": _last_json(args.probe), "base": _last_json(args.probe_base)}
-                           if args.probe else None, examples=args.examples)
+                           probe={"adapter": _last_json(args.probe), "base": _last_json(args.probe_base),
+                                  "choices": _last_json(args.probe_choices)} if args.probe else None,
+                           examples=args.examples)
     print(json.dumps(card))
     return 0
 

@@ -108,7 +108,8 @@ def write_training_set(examples: Path, target: Path) -> None:
 def install_adapter(src: Path, base_model: Path, train: dict[str, Any], data: dict[str, Any],
                     probe: dict[str, Any] | None = None, examples: Path | None = None) -> dict[str, Any]:
     """Copy a converted adapter into the package with its card and model card; returns the card.
-    `probe`: {"adapter": ..., "base": ...}, `edge-agent tune probe` with and without it;
+    `probe`: {"adapter": ..., "base": ..., "choices": ...}, `edge-agent tune probe` with and without
+    it, and its chooser (`tune probe --choices`, optional);
     `examples`: the training set it was trained on (its text is shipped beside it, TRAINING_SET)."""
     from edge_agent.llm.bundled import sha256_file
 
@@ -200,6 +201,15 @@ def _probe_row(probe: dict | None) -> str:
     tuned, base = probe["adapter"], probe.get("base") or {}
     seeds = tuned.get("households") or [0]
     without = f"; without the adapter {base['planner_accuracy']}" if base.get("planner_accuracy") is not None else ""
-    return (f"| held out | the planner's first choice right {tuned.get('planner_right')}/{tuned.get('questions')} "
-            f"({tuned.get('planner_accuracy')}) on generated households {seeds[0]}-{seeds[-1]}, which no training "
-            f"run reads{without} (`edge-agent tune probe`) |\n")
+    row = (f"| held out | the planner's first choice right {tuned.get('planner_right')}/{tuned.get('questions')} "
+           f"({tuned.get('planner_accuracy')}) on generated households {seeds[0]}-{seeds[-1]}, which no training "
+           f"run reads{without} (`edge-agent tune probe`) |\n")
+    chooser = probe.get("choices") or {}
+    if chooser.get("chooser_right") is not None:
+        seeds = chooser.get("households") or [0]
+        row += (f"| held out, the reply's choice | the oracle's lines chosen on {chooser['chooser_right']}/"
+                f"{chooser.get('choices')} choice prompts ({chooser.get('chooser_accuracy')}) of households "
+                f"{seeds[0]}-{seeds[-1]}; by where the right line stands {json.dumps(chooser.get('by_target'))}, "
+                f"\"none\" said to an answer {chooser.get('said_none_to_an_answer')} times "
+                f"(`edge-agent tune probe --choices`) |\n")
+    return row

@@ -92,14 +92,21 @@ def test_tune_install_writes_the_card_with_the_held_out_probe(shipped, tiny_mode
                                  "planner_accuracy": 0.8878}) + "\n")
     base.write_text(json.dumps({"households": [5000, 5007], "questions": 312, "planner_right": 77,
                                 "planner_accuracy": 0.2468}) + "\n")
+    choices = tmp_path / "probe-choices.json"
+    choices.write_text(json.dumps({"households": [5000, 5007], "choices": 250, "chooser_right": 221,
+                                   "chooser_accuracy": 0.884, "by_target": {"first": "170/185", "none": "51/65"},
+                                   "said_none_to_an_answer": 6}) + "\n")
     assert main(["--model", str(tiny_model_path), "tune", "install", str(new), "--train-report", str(report),
-                 "--data-summary", str(summary), "--probe", str(probe), "--probe-base", str(base)]) == 0
+                 "--data-summary", str(summary), "--probe", str(probe), "--probe-base", str(base),
+                 "--probe-choices", str(choices)]) == 0
     card = json.loads(adapters.card_path(shipped).read_text())
     assert card["sha256"] == _sha(new) and card["base_sha256"] == _sha(tiny_model_path)
     assert card["training"]["steps"] == 505 and card["probe"]["base"]["planner_accuracy"] == 0.2468
     text = (shipped.parent / adapters.MODEL_CARD).read_text()
     assert "277/312 (0.8878) on generated households 5000-5007" in text and "without the adapter 0.2468" in text
     assert "tokens/s after a resume at step 125 |" in text  # a resumed run says so, from the report
+    assert "the oracle's lines chosen on 221/250 choice prompts (0.884) of households 5000-5007" in text
+    assert '"none" said to an answer 6 times' in text and card["probe"]["choices"]["chooser_right"] == 221
     assert json.loads(capsys.readouterr().out)["probe"]["adapter"]["planner_right"] == 277
 
 
