@@ -11,7 +11,8 @@
 #    plan and a yes or no are a token or two each);
 # 4. conversion to GGUF with llama.cpp's convert_lora_to_gguf.py from llama-cpp-python's sdist;
 # 5. `edge-agent tune probe`, with and without it: the planner's first choice on held-out generated
-#    households (about 3 minutes for both);
+#    households (about 3 minutes for both), and `tune probe --choices` with it: the reply's choice of
+#    lines on the same households' choice prompts (about 4 minutes);
 # 6. `edge-agent tune install`: the adapter, its card (sha256, base sha256, figures), its training
 #    set's text and MODEL_CARD.md into edge_agent/llm/adapters/;
 # 7. `edge-agent tune merge`: the adapter merged into the weights (what the runtime loads), checked
@@ -90,12 +91,13 @@ say "converting the adapter to GGUF"
 say "held-out check: the planner's first choice on generated households no training run reads, with and without it"
 "$VENV/bin/edge-agent" tune probe --adapter "$WORK/adapter.gguf" >"$WORK/probe.json"
 "$VENV/bin/edge-agent" --no-adapter tune probe >"$WORK/probe-base.json"
-cat "$WORK/probe.json"
+"$VENV/bin/edge-agent" tune probe --choices --adapter "$WORK/adapter.gguf" >"$WORK/probe-choices.json"
+cat "$WORK/probe.json" "$WORK/probe-choices.json"
 
 if [ -n "$INSTALL" ]; then
   "$VENV/bin/edge-agent" tune install "$WORK/adapter.gguf" --train-report "$WORK/train-report.json" \
     --data-summary "${DATA%.jsonl}.summary.json" --probe "$WORK/probe.json" --probe-base "$WORK/probe-base.json" \
-    --examples "$DATA"
+    --probe-choices "$WORK/probe-choices.json" --examples "$DATA"
   say "merging it into the weights, and checking the merged file decides as base + runtime LoRA does"
   "$VENV/bin/edge-agent" tune merge --households 4 >"$WORK/merge.json"
   say "installed: edge_agent/llm/adapters/ (see MODEL_CARD.md there)"
