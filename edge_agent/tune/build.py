@@ -35,7 +35,10 @@ SHUFFLED_CHOICES = 0.5  # of the choice examples, taught with their lines in ano
 # taught with half shuffled, scores 0.87 in the ranker's order and 0.37 shuffled (it leans on line
 # 1); one taught with all of them shuffled (5 Dec, same recipe otherwise) scored 0.69 and 0.50, and
 # held-out end to end fell from 0.83 to 0.66 (4 households): it reads a little, but the ranker's
-# order is worth more than this model's reading.
+# order is worth more than this model's reading. A quarter shuffled (6 Dec, same recipe and seed
+# otherwise) chose worse on held-out choice prompts (`tune probe --choices`, 5000-5007): 205/249
+# against 212 half shuffled ("none" where no line answers 32/49 against 40; line 1 where it answers
+# 171/191 against 170), though the oracle's line is the ranker's first in 191 of them.
 MAX_EXAMPLE_TOKENS = 1024  # longer examples cost a whole step of padding; they are skipped
 MIN_HOUSEHOLDS = 120  # each share is spread over at least this many households (menus, names, data)
 MAX_HOUSEHOLDS = 600  # a bound on the replay, in case a share can never be filled
