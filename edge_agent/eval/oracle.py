@@ -27,7 +27,7 @@ from typing import Any
 from pydantic import BaseModel
 
 from edge_agent.eval.questions import PlannedCall, Question
-from edge_agent.eval.scoring import contains, normalise
+from edge_agent.eval.scoring import basename, contains, normalise
 from edge_agent.harness.reply import parts
 from edge_agent.llm.doubles import CallInfo, FunctionModel
 
@@ -143,7 +143,7 @@ class Oracle:
             return {"lines": [0]}
         facts = q.expected_facts
         if not facts and q.expected_file:  # "find the photo of X": the file's own line is the answer
-            name = q.expected_file.rsplit("/", 1)[-1]
+            name = basename(q.expected_file)
             return {"lines": [next((n for n, text in sorted(candidate_lines(info.prompt).items())
                                     if text.startswith(f"{name} ")), 0)]}
         asked = parts(q.question)
