@@ -69,13 +69,20 @@ async def transaction(conn: aiosqlite.Connection) -> AsyncIterator[None]:
 
 
 async def fetch_all(conn: aiosqlite.Connection, sql: str, params: Iterable[Any] = ()) -> list[aiosqlite.Row]:
-    async with conn.execute(sql, tuple(params)) as cur:
-        return list(await cur.fetchall())
+    """Every row, read to the end in one call on the connection's thread.
+
+    A cursor read in steps (execute, fetch, close) holds a read transaction across awaits; a write
+    another coroutine puts on the connection in between cannot wait for the lock (SQLite will not
+    upgrade an open read) and fails with "database is locked" when another connection has written.
+    """
+    return list(await conn.execute_fetchall(sql, tuple(params)))
 
 
 async def fetch_one(conn: aiosqlite.Connection, sql: str, params: Iterable[Any] = ()) -> aiosqlite.Row | None:
-    async with conn.execute(sql, tuple(params)) as cur:
-        return await cur.fetchone()
+    """The first row (or None), the statement run to its end like fetch_all's (a RETURNING write
+    is complete when this returns)."""
+    rows = await fetch_all(conn, sql, params)
+    return rows[0] if rows else None
 
 
 def field_fts_names(table: str, fields: list[str]) -> dict[str, str]:
