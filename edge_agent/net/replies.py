@@ -21,6 +21,8 @@ from edge_agent.store import requests as rlog
 
 log = logging.getLogger(__name__)
 
+MAX_UNSTORED = 1000  # unstored final events kept in memory for duplicates (oldest dropped first)
+
 
 def _jsonable(value: Any) -> Any:
     """Usage and attachments as plain JSON (anything odd becomes its string)."""
@@ -50,6 +52,8 @@ class ReplySender:
         self._tasks: set[asyncio.Task] = set()
         self._seqs: dict[tuple[str, str], int] = {}  # the last seq taken a request: numbering goes on
         # when the request log cannot be written
+        self.unstored: dict[tuple[str, str], bytes] = {}  # final events sent without a stored copy:
+        # a duplicate of such a request gets this event again instead of running again
 
     async def _seq(self, row_key: tuple[str, str]) -> int:
         """The next seq from the request log; from memory when it cannot be written (full disk)."""
@@ -81,6 +85,9 @@ class ReplySender:
         except sqlite3.Error as err:
             log.error("request %s/%s: final event not stored (%s); sent without a stored copy", *row_key, err)
             self.bridge.publish(route.topic, payload, qos=1, correlation=route.correlation)
+            while len(self.unstored) >= MAX_UNSTORED:
+                self.unstored.pop(next(iter(self.unstored)))
+            self.unstored[row_key] = payload
             return payload
         if not stored:
             log.warning("request %s/%s was already answered; keeping the first answer", *row_key)

@@ -529,7 +529,11 @@ class AgentService:
             self.replies.publish_final(key, route, row.final_event)
         elif key in self._active:
             log.info("duplicate of a request in progress: ignored", extra={"request_id": row.request_id})
-        else:  # logged but not queued here: cannot happen after recover(), handled anyway
+        elif key in self.replies.unstored:  # answered, but the log could not store the answer
+            log.info("duplicate of a request answered without a stored copy: re-sending its answer",
+                     extra={"request_id": row.request_id})
+            self.bridge.publish(route.topic, self.replies.unstored[key], qos=1, correlation=route.correlation)
+        else:  # logged but neither queued nor answered here: cannot happen after recover(), handled anyway
             request = REQUEST_MODELS[row.kind].model_validate_json(row.payload)
             self._active.add(key)
             self._queue.put_nowait(row.sender, Job(key, row.kind, request, Route(row.response_topic, row.correlation),

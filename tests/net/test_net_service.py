@@ -58,6 +58,36 @@ async def test_the_same_request_twice_runs_once(settings_for, start_agent):
     assert again[0] == events[-1]  # byte for byte the stored event, same seq
 
 
+async def test_an_answer_the_log_could_not_store_is_sent_again_not_run_again(settings_for, start_agent, monkeypatch):
+    # The request log refuses the final event once (a locked or full database): the answer goes
+    # out without a stored copy, and a duplicate of the request gets that answer, not a second run.
+    import sqlite3
+
+    from edge_agent.store import requests as rlog
+
+    real_finish = rlog.finish_request
+    refused: list[str] = []
+
+    async def refuse_once(conn, sender, request_id, *args, **kwargs):
+        if not refused:
+            refused.append(request_id)
+            raise sqlite3.OperationalError("database is locked")
+        return await real_finish(conn, sender, request_id, *args, **kwargs)
+
+    monkeypatch.setattr(rlog, "finish_request", refuse_once)
+    asker = FakeAsker()
+    await start_agent(asker)
+    async with AgentClient(settings_for("phone")) as phone:
+        request = AskRequest(request_id="unstored-1", question="once please")
+        await phone.send("pi", "ask", request, expiry_s=60)
+        events = [e async for e in phone.events("unstored-1", 10)]
+        await phone.send("pi", "ask", request, expiry_s=60)
+        again = [e async for e in phone.events("unstored-1", 10)]
+    assert refused == ["unstored-1"] and asker.calls == ["phone.unstored-1"]
+    assert events[-1].type == "answer" and [e.type for e in again] == ["answer"]
+    assert again[0] == events[-1]
+
+
 async def test_confirmation_round_trip(settings_for, start_agent):
     asker = FakeAsker(pending=True, pills=())
     await start_agent(asker)
