@@ -836,6 +836,16 @@ def named_by_answer(picked: Sequence[Span], question: str) -> str:
     return " ".join(dict.fromkeys(w for w in written if w.lower() in named and not set(stems(w)) & said))
 
 
+def page_person(picked: Sequence[Span], channels: SideChannels) -> str:
+    """The one person whose notebook page every line chosen from pages comes from, by the page's
+    name ("Kiri Tembo (plumber)" -> "Kiri Tembo"); '' when they come from no person's page or from
+    several. Whom a later part's "her" means: the person the answer is about, not every name its
+    line writes ("Kiri Tembo is Quinn's plumber, at Windsor Plumbing")."""
+    pages = {str(n.get("title") or "") for n in channels.notes if n.get("kind") == "person"}
+    names = {re.sub(r"\s*\(.*?\)", "", s.title).strip() for s in picked if s.store == "notebook" and s.title in pages}
+    return names.pop() if len(names) == 1 else ""
+
+
 def named_days_of(part: str, today: date | None) -> list[dates.Resolution]:
     """Every date phrase of a part that names days ("monday": the coming one; "last week")."""
     return [r for r in dates.resolve_all(part, today) if r.span is not None] if today is not None else []
@@ -1093,6 +1103,7 @@ async def reply(turn: TurnContext, *, needs_data: bool = True, first_stores: Seq
     every = item_spans(turn.channels)  # where a chosen value may be written
     asked = parts(turn.question)
     answered_names = ""  # the names a "who ..." part's chosen lines gave
+    answered_person = ""  # the one person whose page those lines come from, if so
     on_days: list[Reply] = []  # the parts answered by the calendar of the days they name
     vetoed: list[QueryTerm] = []  # what a one-part question asked about when no chosen line named it
     for part in asked:  # a two-part question: each part ranked and chosen for on its own
@@ -1100,7 +1111,7 @@ async def reply(turn: TurnContext, *, needs_data: bool = True, first_stores: Seq
         shown = part
         if answered_names and look_up is not None and PRONOUN.search(part):
             await look_up(answered_names)  # "... and what's her address": her page, found by her name
-            related, shown = f"{related} {answered_names}", pronoun_named(part, answered_names)
+            related, shown = f"{related} {answered_names}", pronoun_named(part, answered_person or answered_names)
         elif len(asked) > 1 and PRONOUN.search(part) and (referent := person_named(turn.channels, related)):
             shown = pronoun_named(part, referent)  # "where am i meeting alina. her address too"
         every_day = named_days_of(part, today)
@@ -1135,6 +1146,7 @@ async def reply(turn: TurnContext, *, needs_data: bool = True, first_stores: Seq
         written_in = written_in or file_with_the_value(picked, every)
         if WHO.search(part):
             answered_names = named_by_answer(picked, turn.question)
+            answered_person = page_person(picked, turn.channels)
     if chosen:  # the file a chosen value is written in, before the plan's best search hit
         return joined([*on_days, with_file(composed(chosen), written_in or located)])
     if on_days:

@@ -60,6 +60,21 @@ async def test_a_later_parts_pronoun_means_whom_the_who_parts_answer_names(make_
                                        "Leo Marsh (brother): Birthday 3 May 1990."]
 
 
+async def test_a_later_parts_pronoun_means_the_person_whose_page_answered_not_every_name_on_it(make_harness, store):
+    """"who my plumber is, plus her invoice total": the answer is a line of Ada Moss's page that also
+    names the owner, a firm, a street and a town; "her" is Ada Moss, the page's person."""
+    await store.notebook.add("person", "Ada Moss (plumber)",
+                             "Ada Moss is Clara's plumber, at Quay Plumbing & Heating, 4 Dock Lane, Bristol.",
+                             "2026-10-02")
+    await store.notebook.add("fact", "Quay Plumbing invoice", "Plumbing invoice total: £315.00, paid by transfer.",
+                             "2026-10-08")
+    model = role_model(planner=[plan("person_facts")], l3={"check_notebook": [{"query": "plumber invoice"}]},
+                       choose=[{"lines": [1]}, {"lines": [1]}])
+    await make_harness(model, by_question=True).ask("who my plumber is, plus her invoice total", request_id="h2")
+    second = [c for c in model.calls if c.role == "choose"][-1].prompt
+    assert "Question: Ada Moss's invoice total\n" in second
+
+
 async def test_the_past_days_a_question_names_are_read_from_the_memory_log(make_harness, store):
     """"who texted me yesterday" has no word to search by: the memory log of yesterday is read
     (memory_on_days, no model call), and the entry written then is what the model reads first."""
