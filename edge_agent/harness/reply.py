@@ -57,6 +57,7 @@ model's own short reply only when no span is chosen.
 """
 from __future__ import annotations
 
+import json
 import logging
 import math
 import re
@@ -867,6 +868,18 @@ def pronoun_named(part: str, name: str) -> str:
     her address" -> "whats Tove Dahl's address"."""
     part = re.sub(r"\b(?:his|her|their)\b(?=\s+\w)", f"{name}'s", part, flags=re.IGNORECASE)
     return PRONOUN.sub(name, part)
+
+
+def is_structured(text: str) -> bool:
+    """Whether the model's own words are empty or a JSON object or list (a tool call it wrote,
+    '{"query": "audiology appointment"}') rather than something to say to a person."""
+    text = text.strip()
+    if not text or text.startswith(('{"', '["', "[{")):  # a cut-off call too
+        return True
+    try:
+        return isinstance(json.loads(text), (dict, list))
+    except ValueError:
+        return False
 
 
 def composed(chosen: Sequence[Span]) -> Reply:

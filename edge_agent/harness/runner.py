@@ -159,6 +159,9 @@ class Harness:
         text, _ = await turn.text("reply", prompts.no_tools_messages(turn.question),
                                   max_tokens=turn.limits.answer_tokens, input=turn.question,
                                   head=prompts.no_tools_static())
+        if replies.is_structured(text):  # a tool call or object it wrote is nothing to say to a person
+            log.info("request %s: the model's own reply was structured data; not shown", turn.request_id)
+            return replies.Reply(replies.NOT_FOUND)
         return replies.Reply(text.strip())
 
     async def _needs_confirmation(self, turn: TurnContext, effect: ConfirmationRequired) -> Outcome:

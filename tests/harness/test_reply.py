@@ -10,8 +10,8 @@ from harness_kit import LEO_BODY, PLANTED, RESUME_TEXT, pick, pick_holding, plan
 from edge_agent.harness import reply as replies
 from edge_agent.harness.channels import SideChannels
 from edge_agent.harness.reply import (CANDIDATES, NOT_FOUND, PER_ITEM, Span, calendar_reply, candidates,
-                                      choice_schema, composed, date_reply, file_with_the_value, item_spans,
-                                      numbered, parts, spans_of, unwrap, values_in, with_file)
+                                      choice_schema, composed, date_reply, file_with_the_value, is_structured,
+                                      item_spans, numbered, parts, spans_of, unwrap, values_in, with_file)
 from edge_agent.harness.turn import CalendarRead
 from edge_agent.store.files import index_paths
 from edge_agent.store.text import content_words
@@ -707,6 +707,14 @@ async def test_a_question_needing_no_data_gets_the_models_own_words(make_harness
     model = role_model(planner=[plan("none")], reply="Hello! Ask me about your notes.")
     out = await make_harness(model, by_question=True).ask("hi there", request_id="r6")
     assert out.answer == "Hello! Ask me about your notes." and out.sources == []
+
+
+async def test_the_models_own_reply_is_never_a_tool_call_it_wrote(make_harness):
+    model = role_model(planner=[plan("none")], reply='{"query":"What is your audiology appointment"}')
+    out = await make_harness(model, by_question=True).ask("hi there", request_id="r6j")
+    assert out.answer == NOT_FOUND and out.sources == []
+    assert [is_structured(t) for t in ("", "  ", '{"a": 1}', "[1, 2]", '{"query": "cut off', "{broken}",
+                                       "Hello!", "{hi} there")] == [True, True, True, True, True, False, False, False]
 
 
 async def test_no_data_planned_but_the_question_words_find_it(make_harness):
