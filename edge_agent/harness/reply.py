@@ -26,19 +26,24 @@ of another line). So it never writes an answer's facts. What it does:
    pasword" with the wifi password line first). A chosen line that says no more than where it
    comes from but a name or a month ("Santiago Yilmaz is Oisin's friend", a bill's "July 2026":
    adds_nothing) answers only a part whose every word it names: who Santiago is, not his wife's
-   name; the broadband bill, not the gas bill. In a one-part question a chosen line that names,
-   with where it comes from, none of the words its asking clause names the thing by (and the
-   model's searches named too: asked_about) is no answer: "the electricity bill last month" is
-   not the lease's rent; nor is the lease its search located, unless the file's name names it.
-   (A part of a two-part question leans on the other part's words, "and the restaurant from his
-   birthday", so it is not held to its own: measured, that cost a world/ answer.) Asked for a kind
+   name; the broadband bill, not the gas bill. When no chosen line names, with where it comes
+   from, any of the words a part's asking clause names the thing by (and the model's searches
+   named too: asked_about), the first candidate naming all of them, with the kind of value asked
+   for (says_all), answers instead: "what email my mother uses" is her page's email line, not an
+   energy bill's. Without such a line, in a one-part question the choice is no answer: "the
+   electricity bill last month" is not the lease's rent; nor is the lease its search located,
+   unless the file's name names it. (A part of a two-part question keeps the model's choice then:
+   it leans on the other part's words, "and the restaurant from his birthday"; measured, holding
+   it to its own cost a world/ answer. In a one-part question, chosen lines that name nothing
+   asked are dropped beside one that does.) Asked for a kind
    of value, a chosen line giving none brings its entry's line that gives one (with_the_value:
    the invoice's total after "Plumber's work: repair of a blocked sink"). A two-part question
    ("Who's my plumber, and can you find his invoice?", parts()) is ranked and chosen for part
    by part, each part's candidates ranked by its own words first and the other part's a little.
-   After a "who ..." part, a later part's "her" or "his" is whom its chosen line names: that name
-   is looked up in the local stores (a callback the runner passes in) and shown to the model in
-   the pronoun's place; without one, the one person of the notebook the other part names is
+   After a "who ..." part, a later part's "her" or "his" is whom its chosen lines are about: the
+   names they write are looked up in the local stores (a callback the runner passes in), and the
+   model reads, in the pronoun's place, the person whose page they come from (page_person), else
+   those names; without a "who ..." part, the one person of the notebook the other part names
    ("... meeting alina. her address").
 3. Composition (no model). The chosen spans exactly as stored, each after where it comes from
    ("Joel Marsh (partner): Birthday 22 October (born 1986)."), and the same in `sources`.
@@ -53,7 +58,8 @@ its own: a part naming days a calendar read covered is that calendar answer for 
 (calendar_part), the other part chosen for.
 A located file is attached and named. Nothing found, or 0 chosen: the asker hears that nothing
 was found. A question that needed none of the user's data (the plan said "none") gets the
-model's own short reply only when no span is chosen.
+model's own short reply only when no span is chosen, and never when that reply is structured data
+(is_structured: a tool call it wrote).
 """
 from __future__ import annotations
 
@@ -1150,9 +1156,21 @@ async def reply(turn: TurnContext, *, needs_data: bool = True, first_stores: Seq
             picked = [s for s in picked if not adds_nothing(s) or names_every(s, things)]
         if (asked_of := things_asked_of(part, today)) and any(s.store == "calendar" for s in picked):
             picked = [s for s in picked if s.store != "calendar" or by_name.mentioned(s.text, asked_of)]
-        if len(asked) == 1 and picked and (about_part := asked_about(part, turn.channels, today, turn.queries, every)):
-            kept = [s for s in picked if about(f"{s.label}: {s.text}", about_part)]
-            vetoed += about_part if not kept else []
+        about_part = asked_about(part, turn.channels, today, turn.queries, every) if picked else []
+        kept = [s for s in picked if about(f"{s.label}: {s.text}", about_part)]
+        if about_part and not kept:
+            # what was chosen names nothing the part asks about: a line naming all it asks answers
+            # ("what email my mother uses": her page's email line, not an energy bill's)
+            things = thing_words(part, turn.channels, today, turn.queries, every)
+            saying = next((s for s in spans if says_all(s, things, part)), None)
+            if saying is not None:
+                log.info("request %s: the chosen lines name nothing asked; a line naming all of it answers",
+                         turn.request_id)
+                picked = [saying]
+            elif len(asked) == 1:
+                vetoed += about_part
+                picked = []
+        elif about_part and len(asked) == 1:
             picked = kept
         picked = with_the_list(with_the_value(picked, every, part), every, part)
         chosen += [s for s in picked if s not in chosen]

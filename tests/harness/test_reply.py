@@ -703,6 +703,24 @@ async def test_the_file_a_chosen_reference_is_written_in_is_attached_before_the_
     assert values_in("Booking reference GS0BW5, policy JZY-3549-8145.") == {"gs0bw5", "jzy-3549-8145", "3549-8145"}
 
 
+async def test_a_chosen_line_naming_nothing_asked_gives_way_to_the_line_naming_all_of_it(make_harness, store):
+    """"whats the gate code, and leos birthday": the model picks the bike lock's code, a line that
+    names no gate; the line naming the gate and holding a code answers. With no such line the
+    choice is no answer (a one-part question hears that nothing was found)."""
+    await store.notebook.add("fact", "Bike lock", "The bike lock code is 9981.", "2026-10-02")
+    await store.notebook.add("fact", "Gate", "The gate code is 4512.", "2026-10-03")
+    asked = {tool: (lambda info: {"query": "gate code"}) for tool in ("check_notebook", "grep_memory")}
+    model = role_model(planner=[plan("person_facts")], l3=asked, choose=pick_holding("9981", "3 May"))
+    out = await make_harness(model, by_question=True).ask("whats the gate code, and leos birthday", request_id="e1")
+    prompts = [c.prompt for c in model.calls if c.role == "choose"]
+    assert "The bike lock code is 9981." in prompts[0]  # the model was shown it, and chose it
+    assert out.answer.splitlines() == ["Gate: The gate code is 4512.", "Leo Marsh (brother): Birthday 3 May 1990."]
+    asked = {tool: (lambda info: {"query": "garage code"}) for tool in ("check_notebook", "grep_memory")}
+    model = role_model(planner=[plan("person_facts")], l3=asked, choose=pick_holding("9981"))
+    out = await make_harness(model, by_question=True).ask("whats the garage code", request_id="e2")
+    assert out.answer == NOT_FOUND
+
+
 async def test_a_question_needing_no_data_gets_the_models_own_words(make_harness):
     model = role_model(planner=[plan("none")], reply="Hello! Ask me about your notes.")
     out = await make_harness(model, by_question=True).ask("hi there", request_id="r6")
