@@ -574,6 +574,11 @@ def people_asked(channels: SideChannels, asked: Sequence[QueryTerm]) -> list[lis
     return out
 
 
+def page_name(title: str) -> str:
+    """A page's name without what it is: "Kiri Tembo (plumber)" -> "Kiri Tembo"."""
+    return re.sub(r"\s*\(.*?\)", "", title).strip()
+
+
 def person_named(channels: SideChannels, text: str) -> str:
     """The one person (or pet) of the notebook's pages that `text` names (people_asked), as their
     page names them; '' when it names none or several: whom "her" in another part means."""
@@ -582,7 +587,7 @@ def person_named(channels: SideChannels, text: str) -> str:
     if len(words) != 1:
         return ""
     (name,) = words
-    titles = [re.sub(r"\s*\(.*?\)", "", str(n.get("title") or "")).strip() for n in channels.notes]
+    titles = [page_name(str(n.get("title") or "")) for n in channels.notes]
     return next((t for t in titles if {w.lower() for w in content_words(t)} == set(name)), "")
 
 
@@ -849,7 +854,7 @@ def page_person(picked: Sequence[Span], channels: SideChannels) -> str:
     several. Whom a later part's "her" means: the person the answer is about, not every name its
     line writes ("Kiri Tembo is Quinn's plumber, at Windsor Plumbing")."""
     pages = {str(n.get("title") or "") for n in channels.notes if n.get("kind") == "person"}
-    names = {re.sub(r"\s*\(.*?\)", "", s.title).strip() for s in picked if s.store == "notebook" and s.title in pages}
+    names = {page_name(s.title) for s in picked if s.store == "notebook" and s.title in pages}
     return names.pop() if len(names) == 1 else ""
 
 
@@ -1157,8 +1162,8 @@ async def reply(turn: TurnContext, *, needs_data: bool = True, first_stores: Seq
         if (asked_of := things_asked_of(part, today)) and any(s.store == "calendar" for s in picked):
             picked = [s for s in picked if s.store != "calendar" or by_name.mentioned(s.text, asked_of)]
         about_part = asked_about(part, turn.channels, today, turn.queries, every) if picked else []
-        kept = [s for s in picked if about(f"{s.label}: {s.text}", about_part)]
-        if about_part and not kept:
+        kept = [s for s in picked if about(f"{s.label}: {s.text}", about_part)] if about_part else picked
+        if picked and not kept:
             # what was chosen names nothing the part asks about: a line naming all it asks answers
             # ("what email my mother uses": her page's email line, not an energy bill's)
             things = thing_words(part, turn.channels, today, turn.queries, every)
@@ -1170,7 +1175,7 @@ async def reply(turn: TurnContext, *, needs_data: bool = True, first_stores: Seq
             elif len(asked) == 1:
                 vetoed += about_part
                 picked = []
-        elif about_part and len(asked) == 1:
+        elif len(asked) == 1:
             picked = kept
         picked = with_the_list(with_the_value(picked, every, part), every, part)
         chosen += [s for s in picked if s not in chosen]
