@@ -171,6 +171,9 @@ VALUE_SHAPES = {kind: re.compile(pattern, re.IGNORECASE) for kind, pattern in {
     "number": _DIGITS, "email": r"[\w.+-]+@[\w-]+\.\w", "date": _DATE, "time": _TIME, "amount": _AMOUNT,
     "postal": _POSTAL, "temperature": _TEMPERATURE, "duration": _DURATION}.items()}
 """What a value of each kind looks like in a line."""
+WRITTEN_KINDS = frozenset({"number", "email", "amount"})
+"""Kinds of value always written with digits or an @: a part asking for one is not answered by a
+line with no value at all ("bins go out on Thursdays" may answer "when", nothing answers "how much")."""
 IDENTIFYING_KINDS = ("number", "email", "date", "time", "amount")
 """Kinds whose values tie two lines to one thing (values_in); "45 minutes" or "170°C" recur in
 unrelated lines."""
@@ -1178,6 +1181,12 @@ async def reply(turn: TurnContext, *, needs_data: bool = True, first_stores: Seq
         elif len(asked) == 1:
             picked = kept
         picked = with_the_list(with_the_value(picked, every, part), every, part)
+        if (len(asked) == 1 and picked and set(value_kinds(part)) & WRITTEN_KINDS
+                and not any(holds_a_value(s.text) for s in picked)):
+            # "how much did the ring cost": a line giving no value at all, nor its entry, is no answer
+            log.info("request %s: the part asks for a value and no chosen line gives one", turn.request_id)
+            vetoed += about_part
+            picked = []
         chosen += [s for s in picked if s not in chosen]
         written_in = written_in or file_with_the_value(picked, every)
         if WHO.search(part):

@@ -644,6 +644,17 @@ async def test_a_chosen_line_saying_no_more_than_where_it_comes_from_answers_onl
     assert (await make_harness(model).ask(question, request_id="r5")).answer == answer
 
 
+@pytest.mark.parametrize("question, answer", [
+    ("how much does leo pay in rent", NOT_FOUND),  # an amount is asked; the line gives no value at all
+    ("whats leos phone number", NOT_FOUND),
+    ("where does leo live", "Leo Marsh (brother): Lives in Leeds.")])  # no written value asked
+async def test_a_chosen_line_with_no_value_does_not_answer_a_part_asking_for_an_amount_or_a_number(
+        make_harness, question, answer):
+    model = role_model(planner=[plan("person_facts")], l3={"check_notebook": [{"query": "Leo"}]},
+                       choose=pick_holding("Lives in Leeds"))
+    assert (await make_harness(model).ask(question, request_id="r6")).answer == answer
+
+
 def test_a_line_adds_nothing_when_its_words_beyond_its_label_are_names():
     def span(label, text):
         return Span(text, "notebook", label, label)
