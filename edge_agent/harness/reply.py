@@ -1091,6 +1091,27 @@ def elsewhere(read: CalendarRead, things: list[QueryTerm]) -> bool:
     return bool(things) and not any(by_name.mentions(e, things) for e in read.events)
 
 
+DATES_ASKED = re.compile(r"\b(?:what|which)\s+(?:date|dates|day|days)\s+(?:is|are|does|do|will|was|were)\b|\bwhen\s+does\b.*\b(?:start|begin|end|finish)"
+                         r"|\b(?:start|beginning)\s+(?:and|to)\s+(?:end|finish)\b", re.IGNORECASE)
+"""A clause asking which days a date phrase means: "what date is it this Saturday", "which days does
+this weekend cover", "when does this month start and finish" ("what days am i free" asks the calendar)."""
+RANGE_WORDS = frozenset("start starts begin begins end ends finish finishes cover covers run runs exactly".split())
+"""Words a clause asking for a range's dates says about the range, not about a thing in it."""
+
+
+def asks_dates(question: str, today: date | None) -> bool:
+    """Whether the question's asking clause asks for the dates of a date phrase it names and names
+    nothing else beyond its dates and RANGE_WORDS: its answer is those dates (date_reply), whatever
+    the plan read; "what date is the dentist next week" names the dentist and is searched."""
+    clauses, head = _clauses(question)
+    asking = clauses[head] if head < len(clauses) else question
+    if today is None or not DATES_ASKED.search(asking):
+        return False
+    if not any(r.span is not None for r in dates.resolve_all(asking, today)):
+        return False
+    return not {t.word for t in by_name.beyond_dates(asking, today)} - RANGE_WORDS
+
+
 def rendered(turn: TurnContext, first_stores: Sequence[str] = (), today: date | None = None) -> Reply | None:
     """An answer that needs no choice: today's date for a plan of the date alone when the question
     names nothing beyond dates ("film club next month, what's the date" is searched), the events of a
@@ -1099,6 +1120,11 @@ def rendered(turn: TurnContext, first_stores: Sequence[str] = (), today: date | 
     everything found is ranked. `today`: the device's day (else the date the plan read)."""
     if dated(turn, first_stores) and not names_more_than_dates(turn):
         return date_reply(turn.channels.date, turn.question)
+    day = payload_today(turn.channels.date) or today
+    if asks_dates(turn.question, day):
+        assert day is not None
+        return date_reply(turn.channels.date or {"today": day.isoformat(), "weekday": dates.weekday_name(day)},
+                          turn.question)
     if len(parts(turn.question)) > 1:  # each part is answered on its own (calendar_part)
         return None
     asked_of = things_asked_of(turn.question, today or payload_today(turn.channels.date))

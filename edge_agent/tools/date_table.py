@@ -432,7 +432,7 @@ TABLE: tuple[Phrasing, ...] = (
 
 
 CUE = re.compile(
-    r"\b(?:" + "|".join(_WEEKDAY_SPELLINGS) + r"|weekends?|weeks?|fortnights?|months?|days|tomorrow|yesterday"
+    r"\b(?:" + "|".join(_WEEKDAY_SPELLINGS) + r"|weekends?|weeks?|fortnights?|months?|(?<!which )(?<!what )days|tomorrow|yesterday"
     r"|" + "|".join(n.lower() for n in MONTH_NAMES if n != "May") + r"|[0-3]?\d(?:st|nd|rd|th)\b" + _NOT_A_NOUN +
     r"|\d{1,2}/\d{1,2}(?:/\d{2,4})?)\b", re.IGNORECASE)
 """Words that make a phrase about a date; one outside every resolved phrase is reported unresolved."""

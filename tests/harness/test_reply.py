@@ -799,6 +799,26 @@ def test_a_date_answer_is_deterministic():
     assert date_reply(payload, "and next Friday?").text.endswith("Next Friday is Friday 2026-11-13.")
 
 
+@pytest.mark.parametrize("question, asks", [
+    ("which days does this weekend cover, start to end, for the rota", True),
+    ("for my planner, when does this month start and finish exactly", True),
+    ("what date is it this saturday?", True),
+    ("what days am i free next week", False),  # the calendar is asked
+    ("what date is the dentist next week", False),  # an event is named: searched
+    ("which day is bin day this week", False)])
+def test_a_clause_asking_which_days_a_date_phrase_means_asks_for_dates(question, asks):
+    assert replies.asks_dates(question, date(2026, 11, 2)) is asks
+
+
+async def test_a_question_asking_a_ranges_dates_is_answered_with_them_though_the_plan_read_the_calendar(
+        make_harness, store):
+    await store.calendar.upsert(EventRecord("dentist-1", "Dentist check-up", datetime(2026, 11, 7, 10, 15),
+                                            datetime(2026, 11, 7, 11, 0), False, location="Park Street Dental"))
+    model = role_model(planner=[plan("calendar_question")])
+    out = await make_harness(model).ask("Which days does this weekend cover, start to end?", request_id="c0")
+    assert out.answer == "Today is Monday, 2026-11-02. This weekend runs from 2026-11-07 to 2026-11-08."
+
+
 async def test_a_calendar_question_reads_the_named_range_without_a_generation(make_harness, store):
     await store.calendar.upsert(EventRecord("dentist-1", "Dentist check-up", datetime(2026, 11, 10, 10, 15),
                                             datetime(2026, 11, 10, 11, 0), False, location="Park Street Dental"))

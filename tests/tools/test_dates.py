@@ -166,7 +166,7 @@ UNRESOLVED = [
 ]
 NOT_DATES = ["the 3rd floor", "my 2nd draft", "what's the date?", "Sundays are quiet", "every Monday",
              "twice a week", "once a month", "every other Tuesday", "which day of the week?",
-             "the Christmas party", "our Halloween costumes", "the Easter egg hunt"]
+             "the Christmas party", "our Halloween costumes", "the Easter egg hunt", "which days?", "what days suit you"]
 NEVER_RESOLVE = {"nth_week_in_month", "ambiguous_day"}  # rows that exist to say "not guessed"
 
 
