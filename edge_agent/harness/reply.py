@@ -180,6 +180,7 @@ unrelated lines."""
 HEADING_VALUE = re.compile(rf"\b{_YEAR}\b|{_DATE}|{_AMOUNT}", re.IGNORECASE)
 """A value a heading may hold (never a section's number, "## 15. Warranty", or a model's, "YC-2762")."""
 VALUE_WORDS = {"number": "number", "numbers": "number", "phone": "number", "mobile": "number", "tel": "number",
+               "cell": "number", "cellphone": "number",
                "code": "number", "pin": "number", "reference": "number", "email": "email", "address": "postal",
                "when": "date", "whens": "date", "date": "date", "day": "date", "birthday": "date", "due": "date",
                "time": "time", "cost": "amount", "price": "amount", "much": "amount", "total": "amount",
@@ -197,6 +198,7 @@ generated held-out households (not world/): 269/320
 end to end against 268, and 129/160 against 128 on four more ("place": 5010-5017 gained with the
 heading and "mine" changes, 258 -> 264 of 320); world/ gave the same score."""
 ASKED_KINDS = {"email": "email", "emails": "email", "phone": "phone", "mobile": "phone", "tel": "phone",
+               "cell": "phone", "cellphone": "phone",
                "telephone": "phone", "number": "number", "numbers": "number", "code": "code", "pin": "code"}
 """A word asking for a value only a line that holds one can give (HOLDS): a question part asking
 for one is answered from such lines alone, and with none of them found, nothing was found. A
@@ -517,12 +519,17 @@ def candidates(channels: SideChannels, question: str, crafted: Sequence[str] = (
     if kind is not None:  # only a line holding the value asked for can answer
         left = {i for i in left if HOLDS[kind].search(spans[i].text)}
     which = " ".join(ASKED_WHICH.findall(question))  # "which friend took my drill" asks who, of anyone
-    for person in (g for g in people if g[0].word not in aside_words and not text_matches(g[:1], which)):
+    asked_people = [g for g in people if g[0].word not in aside_words and not text_matches(g[:1], which)]
+    for person in asked_people:
         # a person (or pet) the question names: only lines of entries that mention them (by the word
         # asked or their name) can be about them; "mum's address" is not the bill's supply address,
         # and "whats lenas husband called" is no other husband's page
         entries = {s.item for s, text in zip(spans, texts) if text_matches(person, text)}
         left = {i for i in left if spans[i].item in entries}
+    if not asked_people and asks_own(question):
+        # "what's my mobile", "my own email for the form": the asker's, not a line of someone else's page
+        pages = {str(n.get("title") or "") for n in channels.notes if n.get("kind") == "person"}
+        left = {i for i in left if not (spans[i].store == "notebook" and spans[i].title in pages)}
     # a code the question names ("H14 on the display") is answered by the lines that give it
     codes = [re.compile(rf"\b{re.escape(c)}\b", re.IGNORECASE)
              for c in ASKED_CODE.findall(question) if not NOT_A_CODE.fullmatch(c)]
@@ -553,6 +560,20 @@ ASKED_CODE = re.compile(r"\b(?=[a-z-]*\d)(?=[\d-]*[a-z])[a-z\d][a-z\d-]{2,}\b", 
 """A code a question names: letters and digits in one word ("H14", "e-12", "BA123")."""
 NOT_A_CODE = re.compile(r"\d+(?:st|nd|rd|th|am|pm|s|k|kg|km|mm|cm|ml|mb|gb|p)", re.IGNORECASE)
 """Letters after a number that make it an ordinal, a time or a quantity ("24th", "5pm", "20kg"), no code."""
+
+
+FIRST_PERSON = re.compile(r"\b(?:my|me|mine|i|myself)\b", re.IGNORECASE)
+"""Words by which the asker speaks of themself."""
+
+
+def asks_own(question: str) -> bool:
+    """Whether a question part asks for the asker's own contact detail: it speaks of the asker, asks
+    for a phone, an email or a postal address and no person's name ("what's my mobile", "need my own
+    email for a form"; not "who fixed my boiler, his number"). Who the people it names are is the
+    ranker's (people_asked): with none named, another person's page is not the asker's."""
+    asking = aside(question)[0]
+    return (bool(FIRST_PERSON.search(asking)) and not asks_a_name(question)
+            and (asked_kind(question) in ("phone", "email") or "postal" in value_kinds(question)))
 
 
 def people_asked(channels: SideChannels, asked: Sequence[QueryTerm]) -> list[list[QueryTerm]]:

@@ -317,6 +317,17 @@ def test_a_person_the_question_names_is_answered_only_from_entries_about_them():
     assert {s.title for s in candidates(channels_with(rex, rabbit), "rex booster due when")} == {"Rex (dog)"}
 
 
+def test_the_askers_own_contact_detail_is_never_a_line_of_someone_elses_page():
+    """"what mobile do my notes have for me": the plumber's page has a mobile, and it is not mine."""
+    plumber = {**note(1, "Marek Nowak (plumber)", "Marek runs Nowak Plumbing, mobile 07700 900587."), "kind": "person"}
+    own = note(2, "Contact details", "Email clara@example.com, mobile 07700 900412.")
+    ch = channels_with(plumber, own)
+    for asked in ("what mobile number do my notes have for me", "what my own cell is these days", "my email?"):
+        assert [s.title for s in candidates(ch, asked)] == ["Contact details"], asked
+    assert candidates(ch, "whats my plumbers mobile")[0].title == "Marek Nowak (plumber)"  # named: his
+    assert replies.asks_own("need my own phone number for a booking") and not replies.asks_own("who fixed my boiler")
+
+
 def test_an_entry_written_on_the_days_a_question_names_ranks_first_and_the_model_reads_those_days():
     """"what did enzo text me last week": his message of last week, not this week's; the question the
     model reads names the days as the lines do."""
