@@ -143,6 +143,8 @@ book he told me to read"): that name counts fully there (see candidates)."""
 WHO = re.compile(r"\b(?:who|whos|who's|whom|someone|somebody|anyone|anybody)\b", re.IGNORECASE)
 """A part that asks for a person ("who has the spare key", "did i lend it to someone"): the name its
 answer gives is whom a later part's pronoun means."""
+ASKS_WHO = re.compile(r"\b(?:who|whos|who's|whom)\b", re.IGNORECASE)
+"""A part asking who: its answer names someone ("someone messaged ..., what did they say" asks the saying)."""
 LIST_SPLIT = re.compile(r"\s+[·•|]\s+|;\s+|\s+—\s+|\s*\n\s*")
 """Where a sentence's parts are separate values: list dots, bars, semicolons, dashes, lines."""
 HEADING = re.compile(r"^#{1,6}\s+")
@@ -227,7 +229,8 @@ SAID = re.compile(r"\b(?:said|told|texted|messaged|wrote|mentioned|replied)\b"
 """A question about what someone said ("what did leo text me yesterday", "who texted me"): the
 calendar of the day it names is not its answer (rendered). "tell me what's on" and "before I say
 yes" ask the calendar."""
-CALENDAR_NAMES = frozenset(w for name in (*MONTHS, *(d.lower() for d in WEEKDAY_NAMES)) for w in (name, name[:3])) | {"sept"}
+CALENDAR_NAMES = frozenset(w for name in (*MONTHS, *(d.lower() for d in WEEKDAY_NAMES))
+                           for w in (name, name[:3], f"{name}s")) | {"sept"}
 """Capitalised words that name no thing a naming question asks for."""
 CAPITALISED = re.compile(r"[A-Z][A-Za-z]*(?:['’]s)?\b")
 CLAUSE_START = ".!?:;—–-(\"'‘“@·•|"
@@ -237,10 +240,13 @@ COMMON_NAME_ITEMS = 3  # a name in this many found entries is everyone's ("X is 
 
 def names_in(text: str) -> set[str]:
     """The words a line names things by: capitalised inside a clause (a clause's first word is
-    capitalised anyway), not a month or a day; folded, without a possessive "'s"."""
+    capitalised anyway), not a month or a day, not a field's label before its colon; folded, without
+    a possessive "'s"."""
     out = set()
     for m in CAPITALISED.finditer(text):
         before = text[:m.start()].rstrip()
+        if text[m.end():m.end() + 1] == ":":  # a field's label ("...-118    Date: 21 October"), no name
+            continue
         if before and before[-1] not in CLAUSE_START:
             word = re.sub(r"['’]s$", "", m.group(0)).lower()
             if word not in CALENDAR_NAMES:
@@ -603,10 +609,16 @@ def page_name(title: str) -> str:
     return re.sub(r"\s*\(.*?\)", "", title).strip()
 
 
+POSSESSED = re.compile(r"(?=\b(\w+)['’]s\s+(\w+))")
+"""Someone's relation: "Leo's partner" is Leo's, not the asker's partner (a stopword's "'s" is "is")."""
+
+
 def person_named(channels: SideChannels, text: str) -> str:
     """The one person (or pet) of the notebook's pages that `text` names (people_asked), as their
-    page names them; '' when it names none or several: whom "her" in another part means."""
-    groups = people_asked(channels, query_plan(text))
+    page names them, not by a relation of someone else's ("Leo's partner" names Leo); '' when it
+    names none or several: whom "he" in another part means."""
+    possessed = {m.group(2).lower() for m in POSSESSED.finditer(text) if m.group(1).lower() not in STOPWORDS}
+    groups = [g for g in people_asked(channels, query_plan(text)) if g[0].word not in possessed]
     words = {frozenset(t.word for t in g[1:]) for g in groups}
     if len(words) != 1:
         return ""
@@ -1227,6 +1239,15 @@ async def reply(turn: TurnContext, *, needs_data: bool = True, first_stores: Seq
                 picked = []
         elif len(asked) == 1:
             picked = kept
+        if picked and ASKS_WHO.search(part) and not SAID.search(part):
+            # "who do i work for": a chosen line naming no one ("Hybrid working: in the office on
+            # Tuesdays") gives way to the best-ranked line that names someone the question did not
+            naming = {id(s): says for s, says in zip(spans, naming_lines(spans, part))}
+            if not any(naming.get(id(s)) for s in picked) and (
+                    named := next((s for s in spans if naming[id(s)]), None)):
+                log.info("request %s: the chosen lines name no one; the first line naming someone answers",
+                         turn.request_id)
+                picked = [named]
         picked = with_the_list(with_the_value(picked, every, part), every, part)
         if (len(asked) == 1 and picked and set(value_kinds(part)) & WRITTEN_KINDS
                 and not any(holds_a_value(s.text) for s in picked)):

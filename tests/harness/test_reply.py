@@ -666,6 +666,19 @@ async def test_a_chosen_line_with_no_value_does_not_answer_a_part_asking_for_an_
     assert (await make_harness(model).ask(question, request_id="r6")).answer == answer
 
 
+async def test_a_who_question_is_not_answered_by_a_chosen_line_naming_no_one(make_harness, store):
+    """"who do i work for": the chosen "Hybrid working: in the office on Tuesdays" names no one (a
+    field's label and a plural weekday are no names); the best-ranked line naming someone answers."""
+    await store.notebook.add("fact", "Employer", "Hybrid working: in the office on Tuesdays and Thursdays. "
+                             "Clara works for Fernleaf Analytics as a data analyst.", "2026-09-01")
+    model = role_model(planner=[plan("person_facts")], l3={"check_notebook": [{"query": "employer work"}]},
+                       choose=pick_holding("Hybrid working"))
+    out = await make_harness(model).ask("who do i work for", request_id="w1")
+    assert out.answer == "Employer: Clara works for Fernleaf Analytics as a data analyst."
+    assert replies.names_in("Invoice number: NPH-2026-118    Date: 21 October 2026") == set()
+    assert replies.names_in("in the office on Tuesdays with Priya") == {"priya"}
+
+
 def test_a_line_adds_nothing_when_its_words_beyond_its_label_are_names():
     def span(label, text):
         return Span(text, "notebook", label, label)
@@ -890,6 +903,8 @@ def test_whom_a_part_names_is_one_person_of_the_notebook():
     assert replies.person_named(ch, "where am i meeting leo") == "Leo Marsh"
     assert replies.person_named(ch, "my brother's birthday") == "Leo Marsh"
     assert replies.person_named(ch, "leo and ana") == "" and replies.person_named(ch, "the boiler") == ""
+    # Ana's brother is not the asker's brother: "what's Ana's brother called" names Ana alone
+    assert replies.person_named(ch, "what's Ana's brother called") == "Ana Ruiz"
 
 
 @pytest.mark.parametrize("question, answer", [
