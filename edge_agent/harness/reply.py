@@ -15,7 +15,9 @@ of another line). So it never writes an answer's facts. What it does:
    the model crafted. A part asking for a kind
    of value only a line can hold (a phone number, an email: ASKED_KINDS) is answered from lines
    holding one, or not at all; a part naming a person of the notebook's person pages ("mum",
-   "haruto": people_asked) from the entries that mention them. The best CANDIDATES spans, at most PER_ITEM of one entry,
+   "haruto": people_asked) from the entries that mention them; a part asking for the asker's own
+   phone, email or address and naming no one ("what's my mobile": asks_own) never from another
+   person's page. The best CANDIDATES spans, at most PER_ITEM of one entry,
    chosen so each part of the question gets some, are the candidates; sentences that speak to
    the assistant are never among them (injection.py), and a line from an entry that held one
    says so in the answer.
@@ -37,20 +39,26 @@ of another line). So it never writes an answer's facts. What it does:
    it to its own cost a world/ answer. In a one-part question, chosen lines that name nothing
    asked are dropped beside one that does.) Asked for a kind
    of value, a chosen line giving none brings its entry's line that gives one (with_the_value:
-   the invoice's total after "Plumber's work: repair of a blocked sink"). A two-part question
+   the invoice's total after "Plumber's work: repair of a blocked sink"); a one-part question
+   asking for an amount, a number or an email (WRITTEN_KINDS) that no chosen line nor its entry
+   gives a value for is not found ("how much did the ring cost": not the engagement message). A
+   part asking who whose chosen lines name no one (naming_lines: a field's "Date:" is no name) is
+   answered by the best-ranked line that names someone. A two-part question
    ("Who's my plumber, and can you find his invoice?", parts()) is ranked and chosen for part
    by part, each part's candidates ranked by its own words first and the other part's a little.
    After a "who ..." part, a later part's "her" or "his" is whom its chosen lines are about: the
    names they write are looked up in the local stores (a callback the runner passes in), and the
    model reads, in the pronoun's place, the person whose page they come from (page_person), else
    those names; without a "who ..." part, the one person of the notebook the other part names
-   ("... meeting alina. her address").
+   ("... meeting alina. her address"; "Leo's partner" names Leo, not the asker's partner).
 3. Composition (no model). The chosen spans exactly as stored, each after where it comes from
    ("Joel Marsh (partner): Birthday 22 October (born 1986)."), and the same in `sources`.
 
 Some answers need no choice at all and are rendered: a calendar question's events of the range
 it asked about, with the range named ("Next week, Mon 23 Nov to Sun 29 Nov: ..."); today's date
-(or, for a date question naming more than dates, the events it names in the days it names).
+(or, for a date question naming more than dates, the events it names in the days it names);
+the dates a question asks a date phrase means ("which days does this weekend cover": asks_dates),
+whatever the plan read.
 A question asking a value, a place or a name of a thing no event of the range mentions ("yoga on
 thursday what time") is not rendered, and an event that mentions none of that thing's words is
 no answer to it when chosen (things_asked_of). In a two-part question each part is answered on
@@ -1124,7 +1132,8 @@ def elsewhere(read: CalendarRead, things: list[QueryTerm]) -> bool:
     return bool(things) and not any(by_name.mentions(e, things) for e in read.events)
 
 
-DATES_ASKED = re.compile(r"\b(?:what|which)\s+(?:date|dates|day|days)\s+(?:is|are|does|do|will|was|were)\b|\bwhen\s+does\b.*\b(?:start|begin|end|finish)"
+DATES_ASKED = re.compile(r"\b(?:what|which)\s+(?:date|dates|day|days)\s+(?:is|are|does|do|will|was|were)\b"
+                         r"|\bwhen\s+does\b.*\b(?:start|begin|end|finish)"
                          r"|\b(?:start|beginning)\s+(?:and|to)\s+(?:end|finish)\b", re.IGNORECASE)
 """A clause asking which days a date phrase means: "what date is it this Saturday", "which days does
 this weekend cover", "when does this month start and finish" ("what days am i free" asks the calendar)."""
@@ -1147,15 +1156,15 @@ def asks_dates(question: str, today: date | None) -> bool:
 
 def rendered(turn: TurnContext, first_stores: Sequence[str] = (), today: date | None = None) -> Reply | None:
     """An answer that needs no choice: today's date for a plan of the date alone when the question
-    names nothing beyond dates ("film club next month, what's the date" is searched), the events of a
+    names nothing beyond dates ("film club next month, what's the date" is searched), the dates a
+    question asks which days a phrase means (asks_dates, whatever the plan read), the events of a
     calendar range the plan read (by the day the asker named, unless the question asks what was
     said, or by name when an event mentions every word that could name one); None otherwise:
     everything found is ranked. `today`: the device's day (else the date the plan read)."""
     if dated(turn, first_stores) and not names_more_than_dates(turn):
         return date_reply(turn.channels.date, turn.question)
     day = payload_today(turn.channels.date) or today
-    if asks_dates(turn.question, day):
-        assert day is not None
+    if day is not None and asks_dates(turn.question, day):
         return date_reply(turn.channels.date or {"today": day.isoformat(), "weekday": dates.weekday_name(day)},
                           turn.question)
     if len(parts(turn.question)) > 1:  # each part is answered on its own (calendar_part)
