@@ -41,7 +41,7 @@ of another line). So it never writes an answer's facts. What it does:
    of value, a chosen line giving none brings its entry's line that gives one (with_the_value:
    the invoice's total after "Plumber's work: repair of a blocked sink"); a one-part question
    asking for an amount, a number or an email (WRITTEN_KINDS) that no chosen line nor its entry
-   gives a value for is not found ("how much did the ring cost": not the engagement message). A
+   gives a value for is not found ("how much was the boiler service": not the booking message). A
    part asking who whose chosen lines name no one (naming_lines: a field's "Date:" is no name) is
    answered by the best-ranked line that names someone. A two-part question
    ("Who's my plumber, and can you find his invoice?", parts()) is ranked and chosen for part
@@ -50,7 +50,7 @@ of another line). So it never writes an answer's facts. What it does:
    names they write are looked up in the local stores (a callback the runner passes in), and the
    model reads, in the pronoun's place, the person whose page they come from (page_person), else
    those names; without a "who ..." part, the one person of the notebook the other part names
-   ("... meeting alina. her address"; "Leo's partner" names Leo, not the asker's partner).
+   ("... meeting alina. her address"; "Ana's brother" names Ana, not the asker's brother).
 3. Composition (no model). The chosen spans exactly as stored, each after where it comes from
    ("Joel Marsh (partner): Birthday 22 October (born 1986)."), and the same in `sources`.
 
@@ -148,10 +148,11 @@ ASIDE_WEIGHT = 0.3  # a word of a clause after the one that asks: "..., i keep g
 PRONOUN = re.compile(r"\b(?:he|she|him|her|his|hers|they|them|their|theirs)\b", re.IGNORECASE)
 """A part that says "he" or "her" is about whom the other part names ("a gift for Omar, and what
 book he told me to read"): that name counts fully there (see candidates)."""
-WHO = re.compile(r"\b(?:who|whos|who's|whom|someone|somebody|anyone|anybody)\b", re.IGNORECASE)
+_WHO_WORDS = "who|whos|who's|whom"
+WHO = re.compile(rf"\b(?:{_WHO_WORDS}|someone|somebody|anyone|anybody)\b", re.IGNORECASE)
 """A part that asks for a person ("who has the spare key", "did i lend it to someone"): the name its
 answer gives is whom a later part's pronoun means."""
-ASKS_WHO = re.compile(r"\b(?:who|whos|who's|whom)\b", re.IGNORECASE)
+ASKS_WHO = re.compile(rf"\b(?:{_WHO_WORDS})\b", re.IGNORECASE)
 """A part asking who: its answer names someone ("someone messaged ..., what did they say" asks the saying)."""
 LIST_SPLIT = re.compile(r"\s+[·•|]\s+|;\s+|\s+—\s+|\s*\n\s*")
 """Where a sentence's parts are separate values: list dots, bars, semicolons, dashes, lines."""
@@ -253,7 +254,7 @@ def names_in(text: str) -> set[str]:
     out = set()
     for m in CAPITALISED.finditer(text):
         before = text[:m.start()].rstrip()
-        if text[m.end():m.end() + 1] == ":":  # a field's label ("...-118    Date: 21 October"), no name
+        if text[m.end():m.end() + 1] == ":":  # a field's label ("Order 4471   Date: 3 May"), no name
             continue
         if before and before[-1] not in CLAUSE_START:
             word = re.sub(r"['’]s$", "", m.group(0)).lower()
@@ -618,12 +619,12 @@ def page_name(title: str) -> str:
 
 
 POSSESSED = re.compile(r"(?=\b(\w+)['’]s\s+(\w+))")
-"""Someone's relation: "Leo's partner" is Leo's, not the asker's partner (a stopword's "'s" is "is")."""
+"""Someone's relation: "Ana's brother" is Ana's, not the asker's brother (a stopword's "'s" is "is")."""
 
 
 def person_named(channels: SideChannels, text: str) -> str:
     """The one person (or pet) of the notebook's pages that `text` names (people_asked), as their
-    page names them, not by a relation of someone else's ("Leo's partner" names Leo); '' when it
+    page names them, not by a relation of someone else's ("Ana's brother" names Ana); '' when it
     names none or several: whom "he" in another part means."""
     possessed = {m.group(2).lower() for m in POSSESSED.finditer(text) if m.group(1).lower() not in STOPWORDS}
     groups = [g for g in people_asked(channels, query_plan(text)) if g[0].word not in possessed]
@@ -1163,13 +1164,13 @@ def rendered(turn: TurnContext, first_stores: Sequence[str] = (), today: date | 
     everything found is ranked. `today`: the device's day (else the date the plan read)."""
     if dated(turn, first_stores) and not names_more_than_dates(turn):
         return date_reply(turn.channels.date, turn.question)
-    day = payload_today(turn.channels.date) or today
+    day = today or payload_today(turn.channels.date)
     if day is not None and asks_dates(turn.question, day):
         return date_reply(turn.channels.date or {"today": day.isoformat(), "weekday": dates.weekday_name(day)},
                           turn.question)
     if len(parts(turn.question)) > 1:  # each part is answered on its own (calendar_part)
         return None
-    asked_of = things_asked_of(turn.question, today or payload_today(turn.channels.date))
+    asked_of = things_asked_of(turn.question, day)
     named = [r for r in turn.calendar_reads
              if r.phrase and not SAID.search(turn.question) and not elsewhere(r, asked_of)]
     if named:
@@ -1221,15 +1222,15 @@ async def reply(turn: TurnContext, *, needs_data: bool = True, first_stores: Seq
         spans = candidates(turn.channels, ranked_by, turn.queries, first_stores, related=related, days=days)
         shown = with_days(shown, named_days)
         picked = await choose(turn, spans, shown if len(asked) > 1 or named_days else None) if spans else []
-        if spans and not picked and says_all(spans[0], thing_words(part, turn.channels, today, turn.queries, every),
-                                             part):
+        things = thing_words(part, turn.channels, today, turn.queries, every) if spans else []
+        if spans and not picked and says_all(spans[0], things, part):
             # "wifi pasword": "none", with the wifi password line first; the model's own searches
             # named what that line names, so it answers
             log.info("request %s: none chosen; the first line names all the part asks", turn.request_id)
             picked = [spans[0]]
         if any(adds_nothing(s) for s in picked):  # "whats santiagos wifes name": "Santiago Yilmaz is
-            things = thing_words(part, turn.channels, today, None, every)  # Oisin's friend" names no wife
-            picked = [s for s in picked if not adds_nothing(s) or names_every(s, things)]
+            named_words = thing_words(part, turn.channels, today, None, every)  # Oisin's friend" names no wife
+            picked = [s for s in picked if not adds_nothing(s) or names_every(s, named_words)]
         if (asked_of := things_asked_of(part, today)) and any(s.store == "calendar" for s in picked):
             picked = [s for s in picked if s.store != "calendar" or by_name.mentioned(s.text, asked_of)]
         about_part = asked_about(part, turn.channels, today, turn.queries, every) if picked else []
@@ -1237,7 +1238,6 @@ async def reply(turn: TurnContext, *, needs_data: bool = True, first_stores: Seq
         if picked and not kept:
             # what was chosen names nothing the part asks about: a line naming all it asks answers
             # ("what email my mother uses": her page's email line, not an energy bill's)
-            things = thing_words(part, turn.channels, today, turn.queries, every)
             saying = next((s for s in spans if says_all(s, things, part)), None)
             if saying is not None:
                 log.info("request %s: the chosen lines name nothing asked; a line naming all of it answers",
@@ -1249,18 +1249,17 @@ async def reply(turn: TurnContext, *, needs_data: bool = True, first_stores: Seq
         elif len(asked) == 1:
             picked = kept
         if picked and ASKS_WHO.search(part) and not SAID.search(part):
-            # "who do i work for": a chosen line naming no one ("Hybrid working: in the office on
-            # Tuesdays") gives way to the best-ranked line that names someone the question did not
-            naming = {id(s): says for s, says in zip(spans, naming_lines(spans, part))}
-            if not any(naming.get(id(s)) for s in picked) and (
-                    named := next((s for s in spans if naming[id(s)]), None)):
+            # "who cuts my hair": a chosen line naming no one ("Appointments on Fridays, every six
+            # weeks") gives way to the best-ranked line that names someone the question did not
+            naming = [s for s, names in zip(spans, naming_lines(spans, part)) if names]
+            if naming and not any(s in naming for s in picked):
                 log.info("request %s: the chosen lines name no one; the first line naming someone answers",
                          turn.request_id)
-                picked = [named]
+                picked = naming[:1]
         picked = with_the_list(with_the_value(picked, every, part), every, part)
         if (len(asked) == 1 and picked and set(value_kinds(part)) & WRITTEN_KINDS
                 and not any(holds_a_value(s.text) for s in picked)):
-            # "how much did the ring cost": a line giving no value at all, nor its entry, is no answer
+            # "how much was the boiler service": a line giving no value at all, nor its entry, is no answer
             log.info("request %s: the part asks for a value and no chosen line gives one", turn.request_id)
             vetoed += about_part
             picked = []
