@@ -440,7 +440,7 @@ def item_spans(channels: SideChannels) -> list[Span]:
 
 def candidates(channels: SideChannels, question: str, crafted: Sequence[str] = (),
                first_stores: Sequence[str] = (), limit: int = CANDIDATES, related: str = "",
-               days: Sequence[tuple[date, date]] = ()) -> list[Span]:
+               days: Sequence[tuple[date, date]] = (), person: str = "") -> list[Span]:
     """The spans most about the question, best first (see the module docstring).
 
     A term counts fully in the span or in where it comes from (a note titled "Joel Marsh" is
@@ -454,10 +454,14 @@ def candidates(channels: SideChannels, question: str, crafted: Sequence[str] = (
     Candidates
     are taken greedily: once a chosen span holds a term, that term counts COVERED for the next,
     so a two-part question's second part gets its spans too. Ties keep the plan's stores first
-    (`first_stores`), then the tools' order."""
+    (`first_stores`), then the tools' order. `person`: whom the question's pronoun means, kept to
+    as a person it names is (only lines of entries that mention them)."""
     spans = item_spans(channels)
     texts = [f"{s.label} {s.text}" for s in spans]  # what each span is matched against
-    asked = spelled(query_plan(question), texts)
+    # "what did tom say about the book": the saying is what is asked for, not a word it holds
+    # ("who texted me" has no other word: the day it names ranks)
+    plan = query_plan(question)
+    asked = spelled([t for t in plan if not (SAID.search(question) and SAYING.fullmatch(t.word))] or plan, texts)
     # "mum" is also her name: "Message from Imani Northcott" is from mum (people_asked)
     people = people_asked(channels, asked)
     asked = with_names(asked, people)
@@ -535,11 +539,13 @@ def candidates(channels: SideChannels, question: str, crafted: Sequence[str] = (
         left = {i for i in left if HOLDS[kind].search(spans[i].text)}
     which = " ".join(ASKED_WHICH.findall(question))  # "which friend took my drill" asks who, of anyone
     asked_people = [g for g in people if g[0].word not in aside_words and not text_matches(g[:1], which)]
-    for person in asked_people:
+    if person:  # whom the question's pronoun means ("... and what did she say"), as if named
+        asked_people.append([QueryTerm(w, (w,), False) for w in content_words(person)])
+    for group in asked_people:
         # a person (or pet) the question names: only lines of entries that mention them (by the word
         # asked or their name) can be about them; "mum's address" is not the bill's supply address,
         # and "whats lenas husband called" is no other husband's page
-        entries = {s.item for s, text in zip(spans, texts) if text_matches(person, text)}
+        entries = {s.item for s, text in zip(spans, texts) if text_matches(group, text)}
         left = {i for i in left if spans[i].item in entries}
     if not asked_people and asks_own(question):
         # "what's my mobile", "my own email for the form": the asker's, not a line of someone else's page
@@ -634,6 +640,37 @@ def person_named(channels: SideChannels, text: str) -> str:
     (name,) = words
     titles = [page_name(str(n.get("title") or "")) for n in channels.notes]
     return next((t for t in titles if {w.lower() for w in content_words(t)} == set(name)), "")
+
+
+SAYING = re.compile(r"\b(?:said|says|say|tell|told|tells|text|texted|wrote|write|writes|mention|mentioned|replied|asked)\b",
+                    re.IGNORECASE)
+"""A line reporting what someone said ("Ana said it was the best deck"); "He recommended X" on
+their page is the asker's note about them, not their words."""
+SPOKEN = ("message", "call")
+"""The memory-log kinds that are someone's own words (MEMORY_LABELS)."""
+
+
+def their_words(spans: Sequence[Span], part: str, channels: SideChannels) -> list[Span]:
+    """For a part asking what one person of the notebook said ("what did tom say about the book"),
+    the lines of their own words about what it asks first (a message or call from them, a line
+    saying they said it) and the lines of their page that report no saying left out, when such a
+    line is among them: the page describes them; what they said is in their words. The spans
+    unchanged otherwise."""
+    name = person_named(channels, part) if SAID.search(part) else ""
+    if not name:
+        return list(spans)
+    first = name.split()[0].lower()
+    spoken = tuple(MEMORY_LABELS[k].split("{")[0] for k in SPOKEN)
+    # what it is about: the part's words but the person and the saying ("tom", "say")
+    topic = [t for t in query_plan(part) if not t.soft and not SAYING.fullmatch(t.word) and not text_matches([t], name)]
+    own = [s for s in spans if (s.store == "memory" and s.label.startswith(spoken) and s.title.lower() == name.lower()
+                                or SAYING.search(s.text) and text_matches([QueryTerm(first, (first,), False)], s.text))
+           and (not topic or text_matches(topic, s.text))]
+    if not own:
+        return list(spans)
+    rest = [s for s in spans if s not in own
+            and not (s.store == "notebook" and page_name(s.title) == name and not SAYING.search(s.text))]
+    return own + rest
 
 
 def with_names(terms: list[QueryTerm], people: list[list[QueryTerm]]) -> list[QueryTerm]:
@@ -921,7 +958,8 @@ def with_days(part: str, named: Sequence[dates.Resolution]) -> str:
 
 def pronoun_named(part: str, name: str) -> str:
     """A part with its pronouns replaced by whom they mean, for the model choosing its lines: "whats
-    her address" -> "whats Tove Dahl's address"."""
+    her address" -> "whats Tove Dahl's address"; "what he's bringing" -> "what Tove Dahl is bringing"."""
+    part = re.sub(r"\b(?:he|she)['’]s\b", f"{name} is", part, flags=re.IGNORECASE)
     part = re.sub(r"\b(?:his|her|their)\b(?=\s+\w)", f"{name}'s", part, flags=re.IGNORECASE)
     return PRONOUN.sub(name, part)
 
@@ -1204,12 +1242,13 @@ async def reply(turn: TurnContext, *, needs_data: bool = True, first_stores: Seq
     vetoed: list[QueryTerm] = []  # what a one-part question asked about when no chosen line named it
     for part in asked:  # a two-part question: each part ranked and chosen for on its own
         related = " ".join(p for p in asked if p != part)
-        shown = part
+        meant = ""  # whom the part's pronoun means
         if answered_names and look_up is not None and PRONOUN.search(part):
             await look_up(answered_names)  # "... and what's her address": her page, found by her name
-            related, shown = f"{related} {answered_names}", pronoun_named(part, answered_person or answered_names)
-        elif len(asked) > 1 and PRONOUN.search(part) and (referent := person_named(turn.channels, related)):
-            shown = pronoun_named(part, referent)  # "where am i meeting alina. her address too"
+            related, meant = f"{related} {answered_names}", answered_person or answered_names
+        elif len(asked) > 1 and PRONOUN.search(part):
+            meant = person_named(turn.channels, related)  # "where am i meeting alina. her address too"
+        shown = pronoun_named(part, meant) if meant else part
         every_day = named_days_of(part, today)
         part_on_days = calendar_part(turn, part, every_day, today) if len(asked) > 1 else None
         if part_on_days is not None:
@@ -1219,7 +1258,11 @@ async def reply(turn: TurnContext, *, needs_data: bool = True, first_stores: Seq
         named_days = [r for r in every_day if today is not None and r.span.first <= today]  # days gone
         # "who texted me yesterday": the day is no word to find; "the electric in june": the bill says June
         ranked_by = by_name.without_dates(part, today)[0] if named_days and SAID.search(part) else part
-        spans = candidates(turn.channels, ranked_by, turn.queries, first_stores, related=related, days=days)
+        spans = candidates(turn.channels, ranked_by, turn.queries, first_stores, related=related, days=days,
+                           limit=CANDIDATES + PER_ITEM,  # their_words may leave out a page
+                           # what she said is hers or names her; "her invoice" may name only her firm
+                           person=meant if SAID.search(part) else "")
+        spans = their_words(spans, shown, turn.channels)[:CANDIDATES]
         shown = with_days(shown, named_days)
         picked = await choose(turn, spans, shown if len(asked) > 1 or named_days else None) if spans else []
         things = thing_words(part, turn.channels, today, turn.queries, every) if spans else []

@@ -907,6 +907,50 @@ def test_whom_a_part_names_is_one_person_of_the_notebook():
     assert replies.person_named(ch, "what's Ana's brother called") == "Ana Ruiz"
 
 
+def test_a_pronoun_is_named_for_the_chooser_and_he_s_is_he_is():
+    assert replies.pronoun_named("whats her address", "Ada Byrne") == "whats Ada Byrne's address"
+    assert replies.pronoun_named("what did he say he's bringing", "Ada Byrne") == \
+        "what did Ada Byrne say Ada Byrne is bringing"
+
+
+def test_whom_a_pronoun_means_keeps_the_lines_of_entries_naming_them():  # for what they said (reply())
+    ch = channels_with(note(1, "Ada Byrne (friend)", "Lives at 4 Mill Lane."),
+                       note(2, "Joel Marsh (partner)", "Lives at 9 Quay Road."))
+    assert {s.title for s in candidates(ch, "where does she live")} == {"Ada Byrne (friend)", "Joel Marsh (partner)"}
+    assert {s.title for s in candidates(ch, "where does she live", person="Ada Byrne")} == {"Ada Byrne (friend)"}
+
+
+def _ada(*messages: str) -> SideChannels:
+    ch = channels_with(note(1, "Ada Byrne (friend)", "Ada Byrne is a vet in Leeds. She recommended 'Moss Hill' by "
+                            "K. Rowe. Birthday 4 May."),
+                       memory=tuple({"id": 10 + i, "kind": "message", "who": "Ada Byrne",
+                                     "when": f"2026-10-0{i + 1}T10:00:00+00:00", "text": text}
+                                    for i, text in enumerate(messages)))
+    ch.notes[0]["kind"] = "person"
+    return ch
+
+
+def test_what_someone_said_is_their_own_words_before_their_page():
+    ch = _ada("Lunch on Friday?", "Read 'Moss Hill', the river chapter is the best thing I read this year.")
+    part = "what did Ada say about 'Moss Hill'"
+    spans = candidates(ch, part, limit=CANDIDATES + PER_ITEM)
+    assert any(s.store == "notebook" for s in spans)  # her page is about her and the book
+    theirs = replies.their_words(spans, part, ch)
+    assert theirs[0].text.startswith("Read 'Moss Hill'")
+    assert not any(s.store == "notebook" for s in theirs)  # the page says what she is, not what she said
+    # the saying is what is asked, not a word to find: "Ines says ..." says nothing of the book
+    shelf = channels_with(note(1, "Pottery", "Ines says wipe the foot ring."), note(2, "Books", "Moss Hill is on the shelf."))
+    assert [s.title for s in candidates(shelf, "what did they say about moss hill")] == ["Books"]
+    assert "Pottery" in {s.title for s in candidates(shelf, "what they say about moss hill")}
+
+
+def test_their_words_change_nothing_when_none_is_about_what_is_asked():
+    ch = _ada("Lunch on Friday?")
+    for part in ("what did Ada say about the tattoo", "when is Ada's birthday", "what did she say about 'Moss Hill'"):
+        spans = candidates(ch, part, limit=CANDIDATES + PER_ITEM)
+        assert replies.their_words(spans, part, ch) == spans, part
+
+
 @pytest.mark.parametrize("question, answer", [
     ("what time is yoga next tuesday", NOT_FOUND),  # Tuesday holds a dentist, not yoga: chosen or not, no answer
     ("what time is the dentist next tuesday",
