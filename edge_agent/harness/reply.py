@@ -706,7 +706,10 @@ def value_kinds(question: str) -> list[str]:
     person or a name (NAMING_WORDS): then its value words name the occasion, not the thing asked.
     The clauses from the one that asks on name them when they name any: in "posting a birthday
     card to my boss, what's the address" the birthday is the occasion and the address is asked;
-    in "when am i meeting aarav? he texted me the time" the time is asked too."""
+    in "when am i meeting aarav? he texted me the time" the time is asked too. How long until
+    something asks its date: the reply counts the days from it (counted)."""
+    if dates.asks_how_long(question):
+        return ["date"]
     if asks_a_name(question):
         return []
     emailing = any(w.startswith("email") for w in _plain_words(question))  # "I email X at", "emailnig"
@@ -1217,6 +1220,20 @@ def rendered(turn: TurnContext, first_stores: Sequence[str] = (), today: date | 
     if found_by_name:
         return calendar_reply(found_by_name[-1], turn.question)
     return None
+
+
+def counted(answer: Reply, question: str, today: date) -> Reply:
+    """For a question asking how long until something ("how long till the dentist"), the first
+    date the answer writes after `today`, counted from today, before it ("Sat 5 Dec is in 17
+    days."): code counts, from the date of the line chosen. The answer as it is otherwise."""
+    if not dates.asks_how_long(question) or says_not_found(answer.text):
+        return answer
+    day = dates.first_day_after(answer.text, today)
+    if day is None:
+        return answer
+    line = f"{day_label(day, False)} is {dates.days_until(day, today)}."
+    today_source = {"store": "date", "title": "today", "device": None, "text": [f"Today is {day_label(today, False)}."]}
+    return Reply(f"{line}\n{answer.text}", [*answer.sources, today_source], answer.attachment)
 
 
 async def reply(turn: TurnContext, *, needs_data: bool = True, first_stores: Sequence[str] = (),

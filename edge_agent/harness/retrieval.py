@@ -5,7 +5,8 @@ leos girlfriend called" became "Leo", a dentist question went to the memory log.
 answer in milliseconds, so every question also searches the notebook, the memory log, this
 device's file index and the calendar (by name, over the open range) with its own words, stemmed
 and widened by the synonym table (relation words: girlfriend -> partner, mum -> mother), and
-reads the memory log of the past days it names ("who texted me yesterday"). The
+reads the memory log of the past days it names ("who texted me yesterday"), and today's date when it
+asks how long until something (read_today: the reply counts from it). The
 finds join the side channels and the reply ranks everything together (reply.py): the plan ranks,
 it does not gate. Remote file peers are searched only by the plan's own find_file, which keeps
 the MQTT search and its deadline. Nothing with an effect runs; each store's pill shows once.
@@ -20,6 +21,7 @@ from typing import Mapping
 from pydantic import ValidationError
 
 from edge_agent.harness import by_name, prompts
+from edge_agent.harness.follower import DATE_CHANNEL
 from edge_agent.harness.toolagent import QUERY_FIELD, execute
 from edge_agent.harness.toolbox import Toolbox
 from edge_agent.harness.turn import TurnContext
@@ -89,6 +91,20 @@ async def search_everywhere(turn: TurnContext, local: Toolbox, tools: tuple[str,
                                    span=f"{first.isoformat()} to {last.isoformat()}")
         await _run(turn, local, calendar, args, ran, narrow)
     return ran
+
+
+async def read_today(turn: TurnContext, local: Toolbox) -> None:
+    """Today's date read by the date tool (no model, no effect), unless the turn has it: what a
+    question asking how long until something is counted from."""
+    name = next((n for n, t in local.tools.items() if t.manifest.channel == DATE_CHANNEL and not t.manifest.has_effect),
+                None)
+    if name is None or turn.channels.date:
+        return
+    try:
+        args = local.tools[name].Args.model_validate({})
+    except ValidationError:  # a date tool that needs arguments is not this one
+        return
+    await _run(turn, local, name, args, [])
 
 
 async def search_words(turn: TurnContext, local: Toolbox, tools: tuple[str, ...], query: str) -> list[str]:

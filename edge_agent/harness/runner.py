@@ -28,6 +28,7 @@ from edge_agent.harness.skills import NONE_SKILL, Skill
 from edge_agent.harness.toolbox import Toolbox
 from edge_agent.harness.turn import ConfirmationRequired, LimitReached, Limits, ModelCallFailed, TurnContext
 from edge_agent.llm.base import ContextOverflow, Model
+from edge_agent.tools import dates
 from edge_agent.store import traces as trace_store
 from edge_agent.tools.base import ToolError
 
@@ -139,9 +140,11 @@ class Harness:
         channels = [self.toolbox.manifest(t).channel for t in (skill.tools if skill else ()) if t in self.toolbox.tools]
         stores = [replies.STORE_OF.get(c, c) for c in channels]
         today = self.local.ctx.now().date()
+        if self.by_question and not after_limit and dates.asks_how_long(turn.question):
+            await retrieval.read_today(turn, self.local)  # "how long until ...": counted from today's date
         done = replies.rendered(turn, stores, today)
         if done is not None:
-            return done
+            return replies.counted(done, turn.question, today)
         if self.by_question and not after_limit and turn.elapsed_s() <= turn.limits.deadline_s:
             await retrieval.search_everywhere(turn, self.local, self.searchable, self.calendar)
         try:
@@ -153,7 +156,7 @@ class Harness:
         except (ModelCallFailed, LimitReached):
             final = None
         if final is not None:
-            return final
+            return replies.counted(final, turn.question, today)
         if after_limit or not turn.can_generate(turn.limits.answer_tokens):
             return replies.Reply(replies.NOT_FOUND)
         text, _ = await turn.text("reply", prompts.no_tools_messages(turn.question),

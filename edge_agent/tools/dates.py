@@ -12,10 +12,18 @@ from datetime import date
 
 from edge_agent.tools.date_table import CUE, TABLE, WEEKDAY_NAMES, Span
 
-__all__ = ["Resolution", "Span", "TABLE", "WEEKDAY_NAMES", "describe", "resolve", "resolve_all", "span_text",
-           "weekday_name"]
+__all__ = ["Resolution", "Span", "TABLE", "WEEKDAY_NAMES", "asks_how_long", "days_until", "describe",
+           "first_day_after", "resolve", "resolve_all", "span_text", "weekday_name"]
 
 CONTEXT_WORDS = 3  # words shown before an unresolved date word
+HOW_LONG = re.compile(r"\bhow\s+(?:long|many\s+(?:more\s+)?(?:days|weeks|sleeps))\b"
+                      r"(?=.*\b(?:until|till|til|to\s+go|left\s+(?:before|until|till))\b)"
+                      r"|\bhow\s+soon\s+(?:is|are|will|until|till)\b"
+                      r"|\bdays?\s+(?:left\s+)?(?:until|till|to\s+go)\b", re.IGNORECASE)
+"""A question asking how long until something ("how long till the dentist", "how many days until
+mum's birthday", "days to go until the trip"); "how long is the film" asks no countdown."""
+WRITTEN_DATES = frozenset({"iso_date", "day_month", "month_day"})
+"""The rows of dates written out ("5 Dec", "December 5", "2026-12-05"): what an answer's line holds."""
 
 
 @dataclass(frozen=True)
@@ -90,3 +98,20 @@ def describe(text: str, today: date) -> str:
         else:
             sentences.append(f"{name} runs from {span.first.isoformat()} to {span.last.isoformat()}.")
     return " ".join(dict.fromkeys(sentences))
+
+
+def asks_how_long(question: str) -> bool:
+    """Whether `question` asks how long until something (HOW_LONG)."""
+    return bool(HOW_LONG.search(question))
+
+
+def first_day_after(text: str, today: date) -> date | None:
+    """The first date written out in `text` (WRITTEN_DATES) that is after `today`, or None."""
+    return next((r.span.first for r in resolve_all(text, today)
+                 if r.rule in WRITTEN_DATES and r.span is not None and r.span.first > today), None)
+
+
+def days_until(day: date, today: date) -> str:
+    """How long from `today` until `day`, as an answer says it: "tomorrow", "in 17 days"."""
+    n = (day - today).days
+    return "tomorrow" if n == 1 else f"in {n} days"

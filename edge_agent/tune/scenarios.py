@@ -21,6 +21,8 @@ from edge_agent.tune.templates_recall import CLAUSES, FIRST_CLAUSES, INJECT, JOI
 COUNTS = {"person": 6, "document": 6, "recall": 5, "calendar": 4, "relative_date": 4, "date": 2, "remember": 4,
           "unanswerable": 4, "multi": 3, "injection": 2}
 """Questions a household gets in each category (fewer when it lacks the material)."""
+COUNTDOWNS = 1
+"""Calendar questions asking how long until an event (scenarios_time.countdown), beyond COUNTS."""
 NOTEBOOK_TEMPLATES = {**PERSON, **PET, **ME, **DIGEST}
 UNKNOWN_DOCS = ("marriage certificate", "piano lesson invoice", "boat insurance policy", "wedding invitation",
                 "solar panel warranty", "caravan booking", "adoption papers", "planning permission letter",
@@ -50,6 +52,7 @@ def questions_for(household: Household, seed: int = 0) -> list[Question]:
     unanswerable(kit, COUNTS["unanswerable"])
     multi(kit, COUNTS["multi"])
     injection(kit, [p for p in household.probes if p.intent.startswith("inject.")], COUNTS["injection"])
+    scenarios_time.countdown(kit, COUNTDOWNS)  # last: the questions before it stay as they were
     return kit.questions
 
 

@@ -9,12 +9,13 @@ from datetime import date, timedelta
 from edge_agent.harness.prompts import OPEN_RANGE_DAYS
 from edge_agent.tools.current_date import RANGE_LABELS, date_ranges
 from edge_agent.tools.dates import Span, resolve, resolve_all
+from edge_agent.tools.query_calendar import day_label
 from edge_agent.tune import vocab as V
 from edge_agent.tune.common import MONTHS, WEEKDAYS, PhoneBook, day_month, money
 from edge_agent.tune.events import instances
 from edge_agent.tune.model import Event
 from edge_agent.tune.scenario_kit import DATE_INSTRUCTION, Kit, call
-from edge_agent.tune.templates_time import CALENDAR, DATE, RELATIVE, REMEMBER
+from edge_agent.tune.templates_time import CALENDAR, COUNTDOWN, DATE, RELATIVE, REMEMBER
 
 TIME_RE = re.compile(r"\b\d{2}:\d{2}\b")
 MAX_FACTS = 2  # event titles asked for in one calendar answer
@@ -144,6 +145,31 @@ def _find_event(kit: Kit, questions, instructions) -> None:
         return  # styling or the event's name reads as a day: the open range would be wrong
     kit.add("calendar", text, [call("queryCalendar", kit.instruction(instructions, slots),
                                     start=first.isoformat(), end=last.isoformat())], facts)
+
+
+def countdown(kit: Kit, n: int) -> None:
+    """calendar: how long until a named event with no day (current_date, then the open range); only
+    an event with one instance in that range, after tomorrow, is asked about. The fact is its day as
+    the calendar writes it ("Fri 6 Nov"): a fact must be in what the tools return, and the count
+    ("in 17 days") is the reply's own sum from that day (reply.counted, tested there)."""
+    today = kit.hh.today
+    first, last = (today + timedelta(days=d) for d in OPEN_RANGE_DAYS)
+    once = []
+    for ev in kit.hh.events:
+        if ev.spoken and not ev.rrule and not ev.all_day:
+            found = list(instances(ev, first, last, kit.hh.timezone))
+            if len(found) == 1 and found[0][0].date() > today + timedelta(days=1):
+                once.append((ev, found[0][0].date()))
+    questions, instructions = COUNTDOWN
+    for ev, day in kit.rng.sample(once, min(n, len(once))):
+        slots = {"event": kit.rng.choice(ev.spoken)}
+        text = kit.style(kit.fill(kit.pick(questions), slots), [slots["event"]])
+        if any(r.span is not None for r in resolve_all(text, today)):
+            continue  # styling or the event's name reads as a day: the open range would be wrong
+        calls = [call("current_date", kit.instruction(DATE_INSTRUCTION, slots)),
+                 call("queryCalendar", kit.instruction(instructions, slots), start=first.isoformat(),
+                      end=last.isoformat())]
+        kit.add("calendar", text, calls, [day_label(day, False)])
 
 
 def _phrases(today: date) -> list[str]:

@@ -85,6 +85,23 @@ CALENDAR = {
 }
 """Calendar questions with an explicit date or month, or a named event with no day (the open range)."""
 
+COUNTDOWN = ((
+    "how long until the {event}",
+    "how many days till the {event}?",
+    "how many more days until the {event}",
+    "how soon is the {event}",
+    "days to go until the {event}?",
+    "how long till {event}, roughly",
+    "how long have i got till the {event}",
+    "quick one - how many days until the {event}",
+), (
+    "find the {event} in the calendar",
+    "when the {event} is",
+    "events around now, for the {event}",
+    "the {event}: its day, to count from today",
+))
+"""How long until a named event with no day (current_date, then the open range): the answer counts the days."""
+
 RELATIVE = {
     "rel.events": ((
         "can you check the diary and tell me what's planned {phrase}",

@@ -396,6 +396,7 @@ def test_a_temperature_or_a_length_of_time_asked_for_ranks_the_line_that_gives_i
     assert candidates(ch, "how long does the plum tart bake")[0].text == "Bake the plum tart for 35 minutes."
     assert replies.value_kinds("what temperature for the tart") == ["temperature"]
     assert replies.value_kinds("how long is the guarantee") == ["duration"]
+    assert replies.value_kinds("how long till the guarantee runs out") == ["date"]  # counted from its date
     # Neither kind ties two lines to one thing: "35 minutes" recurs in unrelated lines.
     assert values_in("Bake for 35 minutes at 180°C.") == set()
 

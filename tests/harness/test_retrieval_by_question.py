@@ -97,3 +97,22 @@ async def test_a_month_named_stays_a_word_to_find_when_nothing_said_is_asked(mak
                        choose=[{"lines": [1]}])
     out = await make_harness(model, by_question=True).ask("how much was the electric in june", request_id="m1")
     assert out.answer == "Electricity: The June total was £86.07."
+
+
+async def test_how_long_until_an_event_reads_today_and_counts_the_days(make_harness, store):
+    """"how long till the book launch": today's date is read by the date tool (no model call) and the
+    answer counts from it to the day of the event's line, before that line."""
+    from datetime import date
+
+    from edge_agent.store.recurrence import EventRecord
+    await store.calendar.upsert(EventRecord("launch", "Book launch", date(2026, 11, 20), date(2026, 11, 21), True,
+                                            location="Foyles"))
+    model = role_model(planner=[plan("calendar_question")])
+    out = await make_harness(model, by_question=True).ask("how long till the book launch", request_id="c1")
+    assert "current_date" in out.by_question
+    assert out.answer.splitlines() == ["Fri 20 Nov is in 18 days.", "Calendar: Book launch — Fri 20 Nov (all day) @ Foyles"]
+    assert {"store": "date", "title": "today", "device": None, "text": ["Today is Mon 2 Nov."]} in out.sources
+    # asked where, not how long: no date read, nothing counted
+    model = role_model(planner=[plan("calendar_question")])
+    out = await make_harness(model, by_question=True).ask("where is the book launch", request_id="c2")
+    assert "current_date" not in out.by_question and out.answer == "Calendar: Book launch — Fri 20 Nov (all day) @ Foyles"

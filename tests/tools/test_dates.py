@@ -8,6 +8,7 @@ import pytest
 from edge_agent.harness.reply import date_reply
 from edge_agent.paths import WORLD_DIR
 from edge_agent.tools.clock import device_zone, fixed_clock
+from edge_agent.tools import dates
 from edge_agent.tools.dates import TABLE, Span, describe, resolve, resolve_all
 
 
@@ -282,3 +283,22 @@ def test_the_date_only_answer_uses_the_resolver_and_admits_what_it_cannot_work_o
     unsure = date_answer(payload, "What date is 3/12?")
     assert unsure == 'Today is Wednesday, 2026-11-18. I could not work out which date "What date is 3/12" means.'
     assert date_answer({"today": "not a date", "weekday": "?"}, "next week?") == "Today is ?, not a date."
+
+
+@pytest.mark.parametrize("question, asks", [
+    ("how long until the dentist", True), ("how many days till xmas?", True), ("how soon is my flight", True),
+    ("days to go until the trip", True), ("how long have i got till the MOT", True),
+    ("how long is the film", False), ("how long have i worked at acme", False), ("how many days is the trip", False),
+])
+def test_a_question_asking_how_long_until_something(question, asks):
+    assert dates.asks_how_long(question) is asks
+
+
+def test_the_days_until_the_first_date_written_after_today():
+    today = date(2026, 11, 18)
+    assert dates.first_day_after("Pottery — Tue 20 Oct, Tue 3 Nov, Tue 24 Nov, Tue 1 Dec", today) == date(2026, 11, 24)
+    assert dates.first_day_after("Lunch on Saturday 5 December 2026", today) == date(2026, 12, 5)  # not "Saturday"
+    assert dates.first_day_after("Birthday 9 January 1992.", today) is None  # a year gone
+    assert dates.first_day_after("Today is 2026-11-18.", today) is None
+    assert dates.days_until(date(2026, 12, 5), today) == "in 17 days"
+    assert dates.days_until(date(2026, 11, 19), today) == "tomorrow"

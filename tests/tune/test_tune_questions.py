@@ -11,7 +11,8 @@ import pytest
 from edge_agent.eval.questions import CATEGORIES, load_questions
 from edge_agent.eval.session import assistant_catalog
 from edge_agent.harness.prompts import OPEN_RANGE_DAYS
-from edge_agent.tools.dates import resolve_all
+from edge_agent.tools.dates import asks_how_long, resolve_all
+from edge_agent.tools.query_calendar import day_label
 from edge_agent.tune import templates_docs, templates_people, templates_recall, templates_time
 from edge_agent.tune.dataset import generate, question_row, write_questions
 from edge_agent.tune.phrasing import add_typos, casual, typo
@@ -138,6 +139,24 @@ def test_templates_are_many_and_fill_cleanly():
             assert len(questions) >= 8 and len(set(questions)) == len(questions), intent
             assert len(instructions) >= 4, intent
     assert all(len(v) >= 3 for v in templates_recall.CLAUSES.values()) and len(templates_recall.JOINERS) >= 8
+    questions, instructions = templates_time.COUNTDOWN
+    assert len(set(questions)) == len(questions) >= 8 and len(instructions) >= 4
+
+
+def test_a_countdown_asks_how_long_until_an_event_and_expects_the_count(generated):
+    """"how long till the car service": today's date, then the open range; the fact is the day of
+    the event's one instance there, after tomorrow, as the calendar and the count write it."""
+    seen = 0
+    for g, q in all_questions(generated):
+        if not asks_how_long(q.question):
+            continue
+        seen += 1
+        assert q.category == "calendar" and [c.tool for c in q.plan.calls] == ["current_date", "queryCalendar"]
+        (fact,) = q.expected_facts
+        day = next(d for d in (g.household.today + timedelta(days=n) for n in range(2, OPEN_RANGE_DAYS[1] + 1))
+                   if day_label(d, False) == fact)
+        assert day > g.household.today + timedelta(days=1), q.question
+    assert seen >= len(generated) // 2, seen
 
 
 def test_typos_spare_protected_words_numbers_and_dates():
