@@ -461,7 +461,8 @@ def candidates(channels: SideChannels, question: str, crafted: Sequence[str] = (
     # "what did tom say about the book": the saying is what is asked for, not a word it holds
     # ("who texted me" has no other word: the day it names ranks)
     plan = query_plan(question)
-    asked = spelled([t for t in plan if not (SAID.search(question) and SAYING.fullmatch(t.word))] or plan, texts)
+    said_asked = bool(SAID.search(question))
+    asked = spelled([t for t in plan if not (said_asked and SAYING.fullmatch(t.word))] or plan, texts)
     # "mum" is also her name: "Message from Imani Northcott" is from mum (people_asked)
     people = people_asked(channels, asked)
     asked = with_names(asked, people)
