@@ -1274,12 +1274,13 @@ async def reply(turn: TurnContext, *, needs_data: bool = True, first_stores: Seq
             continue
         days = [(r.span.first, r.span.last) for r in every_day]
         named_days = [r for r in every_day if today is not None and r.span.first <= today]  # days gone
+        said = bool(SAID.search(part))  # it asks what someone said
         # "who texted me yesterday": the day is no word to find; "the electric in june": the bill says June
-        ranked_by = by_name.without_dates(part, today)[0] if named_days and SAID.search(part) else part
+        ranked_by = by_name.without_dates(part, today)[0] if named_days and said else part
         spans = candidates(turn.channels, ranked_by, turn.queries, first_stores, related=related, days=days,
-                           limit=CANDIDATES + PER_ITEM,  # their_words may leave out a page
+                           limit=CANDIDATES + PER_ITEM if said else CANDIDATES,  # their_words may leave out a page
                            # what she said is hers or names her; "her invoice" may name only her firm
-                           person=meant if SAID.search(part) else "")
+                           person=meant if said else "")
         spans = their_words(spans, shown, turn.channels)[:CANDIDATES]
         shown = with_days(shown, named_days)
         picked = await choose(turn, spans, shown if len(asked) > 1 or named_days else None) if spans else []
@@ -1309,7 +1310,7 @@ async def reply(turn: TurnContext, *, needs_data: bool = True, first_stores: Seq
                 picked = []
         elif len(asked) == 1:
             picked = kept
-        if picked and ASKS_WHO.search(part) and not SAID.search(part):
+        if picked and ASKS_WHO.search(part) and not said:
             # "who cuts my hair": a chosen line naming no one ("Appointments on Fridays, every six
             # weeks") gives way to the best-ranked line that names someone the question did not
             naming = [s for s, names in zip(spans, naming_lines(spans, part)) if names]

@@ -124,17 +124,32 @@ def calendar(kit: Kit, n: int) -> None:
                                         start=day.isoformat(), end=day.isoformat())], facts)
 
 
-def _find_event(kit: Kit, questions, instructions) -> None:
-    """A named event asked about with no day: L3 searches the open range the harness gives
-    (prompts.OPEN_RANGE_DAYS); only an event with one instance in that range is asked about."""
+def _once_in_open_range(kit: Kit) -> list[tuple[Event, date]]:
+    """The timed, non-repeating events with a spoken name that have one instance in the open range
+    the harness gives L3 (prompts.OPEN_RANGE_DAYS), each with that instance's day."""
     today = kit.hh.today
     first, last = (today + timedelta(days=d) for d in OPEN_RANGE_DAYS)
     once = []
     for ev in kit.hh.events:
-        if ev.spoken and not ev.rrule and not ev.all_day and TIME_RE.search(ev.description):
+        if ev.spoken and not ev.rrule and not ev.all_day:
             found = list(instances(ev, first, last, kit.hh.timezone))
             if len(found) == 1:
-                once.append(ev)
+                once.append((ev, found[0][0].date()))
+    return once
+
+
+def _open_range(kit: Kit) -> tuple[date, date]:
+    today = kit.hh.today
+    first, last = (today + timedelta(days=d) for d in OPEN_RANGE_DAYS)
+    return first, last
+
+
+def _find_event(kit: Kit, questions, instructions) -> None:
+    """A named event asked about with no day: L3 searches the open range the harness gives
+    (prompts.OPEN_RANGE_DAYS); only an event with one instance in that range is asked about."""
+    today = kit.hh.today
+    first, last = _open_range(kit)
+    once = [ev for ev, _ in _once_in_open_range(kit) if TIME_RE.search(ev.description)]
     if not once:
         return
     ev = kit.rng.choice(once)
@@ -153,13 +168,8 @@ def countdown(kit: Kit, n: int) -> None:
     the calendar writes it ("Fri 6 Nov"): a fact must be in what the tools return, and the count
     ("in 17 days") is the reply's own sum from that day (reply.counted, tested there)."""
     today = kit.hh.today
-    first, last = (today + timedelta(days=d) for d in OPEN_RANGE_DAYS)
-    once = []
-    for ev in kit.hh.events:
-        if ev.spoken and not ev.rrule and not ev.all_day:
-            found = list(instances(ev, first, last, kit.hh.timezone))
-            if len(found) == 1 and found[0][0].date() > today + timedelta(days=1):
-                once.append((ev, found[0][0].date()))
+    first, last = _open_range(kit)
+    once = [(ev, day) for ev, day in _once_in_open_range(kit) if day > today + timedelta(days=1)]
     questions, instructions = COUNTDOWN
     for ev, day in kit.rng.sample(once, min(n, len(once))):
         slots = {"event": kit.rng.choice(ev.spoken)}
