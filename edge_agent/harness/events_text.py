@@ -1,8 +1,8 @@
 """Calendar events as the asker reads them: one line an event, a repeating one on one line.
 
-"Dentist check-up — Tue 24 Nov 10:15-11:00 @ Harbourside Dental Practice — bring the form";
-occurrences of one series in the range share a line ("Pottery class — Tue 24 Nov, Tue 1 Dec
-19:00-21:00 @ Clay Studio"). A list longer than NOTED_EVENTS lines leaves the notes out, so a
+"Eye test — Tue 24 Nov 10:15-11:00 @ Northgate Opticians — bring glasses";
+occurrences of one series in the range share a line ("Choir — Tue 24 Nov, Tue 1 Dec
+19:00-21:00 @ St Anne's Hall"). A list longer than NOTED_EVENTS lines leaves the notes out, so a
 month fits a phone's screen; past MAX_EVENT_LINES lines the rest is counted, not listed.
 """
 from __future__ import annotations

@@ -6,7 +6,7 @@ because of them (effects need the asker's confirmation), no sentence that speaks
 that way — to "the AI", "the assistant", "any helper reading this" — is ever a line of an answer,
 and a line taken from an entry that held one is said to come from an entry with planted words
 (UNTRUSTED): its other sentences are the same author's, so the asker is told, not left to trust it. The user's own
-standing instructions ("Always answer in metric") are not of that form and stay.
+standing instructions ("Give times in the 24-hour clock") are not of that form and stay.
 """
 from __future__ import annotations
 

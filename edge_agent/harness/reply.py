@@ -1,12 +1,12 @@
 """The reply: the model chooses among exact spans of what the tools found; code composes the answer.
 
 A small model chooses well and cannot write facts reliably: asked for a sentence, it names the
-right note and copies the wrong clause of it ("2026-01-10." for Joel's birthday, the pound sum
+right note and copies the wrong clause of it ("2025-03-02." for Ravi's birthday, the pound sum
 of another line). So it never writes an answer's facts. What it does:
 
 1. Candidates (no model). Every item the tools put in the side channels — notes, memory-log
    entries, the located files' passages, calendar events — is cut into spans: sentences, and
-   the parts a list separator divides ("Bristol, UK · clara@example.com · 07700 900412"). A span
+   the parts a list separator divides ("Exeter, UK · sam@example.org · 07700 900655"). A span
    is scored by the question's terms it and its title hold (stemmed, with the synonym table, a
    misspelt word read as the found word one edit away: store/spelling.py; a
    rarer term weighs more; one met only through a synonym less; a term elsewhere in its entry
@@ -52,7 +52,7 @@ of another line). So it never writes an answer's facts. What it does:
    those names; without a "who ..." part, the one person of the notebook the other part names
    ("... meeting alina. her address"; "Ana's brother" names Ana, not the asker's brother).
 3. Composition (no model). The chosen spans exactly as stored, each after where it comes from
-   ("Joel Marsh (partner): Birthday 22 October (born 1986)."), and the same in `sources`.
+   ("Ravi Dutta (partner): Birthday 3 May (born 1984)."), and the same in `sources`.
 
 Some answers need no choice at all and are rendered: a calendar question's events of the range
 it asked about, with the range named ("Next week, Mon 23 Nov to Sun 29 Nov: ..."); today's date
@@ -302,7 +302,7 @@ class Span:
     title: str
     """The note's title, the file's name, the event's title, the entry's author."""
     label: str
-    """Where it comes from, as the asker reads it ("Joel Marsh (partner)", "lease.pdf on pi")."""
+    """Where it comes from, as the asker reads it ("Ravi Dutta (partner)", "lease.pdf on pi")."""
     device: str | None = None
     """The file's device."""
     item: int = 0
@@ -443,8 +443,8 @@ def candidates(channels: SideChannels, question: str, crafted: Sequence[str] = (
                days: Sequence[tuple[date, date]] = (), person: str = "") -> list[Span]:
     """The spans most about the question, best first (see the module docstring).
 
-    A term counts fully in the span or in where it comes from (a note titled "Joel Marsh" is
-    about Joel), CONTEXT_WEIGHT elsewhere in the same entry (a receipt's total is about its
+    A term counts fully in the span or in where it comes from (a note titled "Ravi Dutta" is
+    about Ravi), CONTEXT_WEIGHT elsewhere in the same entry (a receipt's total is about its
     shop), rarer terms weigh more, words for a kind of value SOFT_WEIGHT, and the model's own
     search words CRAFTED_WEIGHT, and the words of the question's other parts (`related`)
     RELATED_WEIGHT, and words said only in an aside after the clause that asks ASIDE_WEIGHT
@@ -803,7 +803,7 @@ def choice_schema(n: int) -> type[BaseModel]:
 
 
 def numbered(spans: Sequence[Span]) -> str:
-    """The candidates as the model reads them: "1. Joel Marsh (partner): Birthday 22 October."."""
+    """The candidates as the model reads them: "1. Ravi Dutta (partner): Birthday 3 May."."""
     return "\n".join(f"{i}. {s.label}: {s.text}" for i, s in enumerate(spans, 1))
 
 

@@ -319,12 +319,12 @@ def test_a_person_the_question_names_is_answered_only_from_entries_about_them():
 
 def test_the_askers_own_contact_detail_is_never_a_line_of_someone_elses_page():
     """"what mobile do my notes have for me": the plumber's page has a mobile, and it is not mine."""
-    plumber = {**note(1, "Marek Nowak (plumber)", "Marek runs Nowak Plumbing, mobile 07700 900587."), "kind": "person"}
-    own = note(2, "Contact details", "Email clara@example.com, mobile 07700 900412.")
+    plumber = {**note(1, "Pavel Horak (plumber)", "Pavel runs Horak Heating, mobile 07700 900311."), "kind": "person"}
+    own = note(2, "Contact details", "Email sam@example.org, mobile 07700 900655.")
     ch = channels_with(plumber, own)
     for asked in ("what mobile number do my notes have for me", "what my own cell is these days", "my email?"):
         assert [s.title for s in candidates(ch, asked)] == ["Contact details"], asked
-    assert candidates(ch, "whats my plumbers mobile")[0].title == "Marek Nowak (plumber)"  # named: his
+    assert candidates(ch, "whats my plumbers mobile")[0].title == "Pavel Horak (plumber)"  # named: his
     assert replies.asks_own("need my own phone number for a booking") and not replies.asks_own("who fixed my boiler")
 
 
@@ -668,16 +668,16 @@ async def test_a_chosen_line_with_no_value_does_not_answer_a_part_asking_for_an_
 
 
 async def test_a_who_question_is_not_answered_by_a_chosen_line_naming_no_one(make_harness, store):
-    """"who do i work for": the chosen "Hybrid working: in the office on Tuesdays" names no one (a
+    """"who do i work for": the chosen "Flexible hours: at the depot on Mondays" names no one (a
     field's label and a plural weekday are no names); the best-ranked line naming someone answers."""
-    await store.notebook.add("fact", "Employer", "Hybrid working: in the office on Tuesdays and Thursdays. "
-                             "Clara works for Fernleaf Analytics as a data analyst.", "2026-09-01")
+    await store.notebook.add("fact", "Employer", "Flexible hours: at the depot on Mondays and Fridays. "
+                             "Sam works for Brightwell Surveys as a site planner.", "2026-09-01")
     model = role_model(planner=[plan("person_facts")], l3={"check_notebook": [{"query": "employer work"}]},
-                       choose=pick_holding("Hybrid working"))
+                       choose=pick_holding("Flexible hours"))
     out = await make_harness(model).ask("who do i work for", request_id="w1")
-    assert out.answer == "Employer: Clara works for Fernleaf Analytics as a data analyst."
-    assert replies.names_in("Invoice number: NPH-2026-118    Date: 21 October 2026") == set()
-    assert replies.names_in("in the office on Tuesdays with Priya") == {"priya"}
+    assert out.answer == "Employer: Sam works for Brightwell Surveys as a site planner."
+    assert replies.names_in("Order number: QRS-2025-044    Date: 3 March 2025") == set()
+    assert replies.names_in("at the depot on Mondays with Farah") == {"farah"}
 
 
 def test_a_line_adds_nothing_when_its_words_beyond_its_label_are_names():
