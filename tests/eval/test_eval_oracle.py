@@ -16,14 +16,14 @@ from eval_samples import SAMPLE_QUESTIONS, write_questions
 
 
 def test_the_oracle_chooses_the_lines_that_carry_the_facts():
-    prompt = render_plain(choose_messages("1. Joel (partner): Birthday 22 October.\n2. Leo (brother): Lives in Leeds.\n"
-                                          "3. Leo (brother): Birthday 9 January.", "when is joel's birthday"))
+    prompt = render_plain(choose_messages("1. Callum (partner): Birthday 14 March.\n2. Eli (brother): Lives in Truro.\n"
+                                          "3. Eli (brother): Birthday 5 June.", "when is callum's birthday"))
     lines = candidate_lines(prompt)
-    assert lines == {1: "Joel (partner): Birthday 22 October.", 2: "Leo (brother): Lives in Leeds.",
-                     3: "Leo (brother): Birthday 9 January."}
-    assert choose_lines(lines, ["22 October"]) == [1]
-    assert choose_lines(lines, ["Leeds", "9 January"]) == [2, 3]
-    assert choose_lines(lines, ["Leeds", "not there"]) == [2]  # what is there is chosen
+    assert lines == {1: "Callum (partner): Birthday 14 March.", 2: "Eli (brother): Lives in Truro.",
+                     3: "Eli (brother): Birthday 5 June."}
+    assert choose_lines(lines, ["14 March"]) == [1]
+    assert choose_lines(lines, ["Truro", "5 June"]) == [2, 3]
+    assert choose_lines(lines, ["Truro", "not there"]) == [2]  # what is there is chosen
     assert choose_lines(lines, ["not there"]) == [] and candidate_lines("no lines here") == {}
 
 
@@ -32,16 +32,16 @@ def test_a_two_part_question_is_taught_one_fact_a_part():
     from edge_agent.eval.questions import PlannedCall, Question, QuestionPlan
     from edge_agent.llm.doubles import CallInfo
 
-    q = Question(id="m1", question="When is Joel's birthday, and where does Leo live?", category="multi",
-                 expected_tools=["check_notebook"], expected_facts=["22 October", "Leeds"], expected_file=None,
+    q = Question(id="m1", question="When is Callum's birthday, and where does Eli live?", category="multi",
+                 expected_tools=["check_notebook"], expected_facts=["14 March", "Truro"], expected_file=None,
                  expected_exit="complete",
-                 plan=QuestionPlan(skill="person_facts", calls=[PlannedCall(tool="check_notebook", instruction="Joel",
-                                                                            args={"query": "Joel"})]))
-    lines = "1. Leo (brother): Lives in Leeds.\n2. Joel (partner): Birthday 22 October."
+                 plan=QuestionPlan(skill="person_facts", calls=[PlannedCall(tool="check_notebook", instruction="Callum",
+                                                                            args={"query": "Callum"})]))
+    lines = "1. Eli (brother): Lives in Truro.\n2. Callum (partner): Birthday 14 March."
     oracle = Oracle()
     oracle.begin(q)
-    first = oracle.respond(CallInfo(render_plain(choose_messages(lines, "When is Joel's birthday")), "choose", None, 20))
-    second = oracle.respond(CallInfo(render_plain(choose_messages(lines, "where does Leo live")), "choose", None, 20))
+    first = oracle.respond(CallInfo(render_plain(choose_messages(lines, "When is Callum's birthday")), "choose", None, 20))
+    second = oracle.respond(CallInfo(render_plain(choose_messages(lines, "where does Eli live")), "choose", None, 20))
     assert (first, second) == ({"lines": [2]}, {"lines": [1]})  # part k is taught fact k's line
 
 

@@ -31,7 +31,7 @@ def test_good_lines_load_with_every_field(tmp_path):
 def test_bad_lines_are_reported_and_the_good_ones_kept(tmp_path):
     bad_category = {**GOOD, "id": "b1", "category": "weather"}
     no_plan = {k: v for k, v in GOOD.items() if k != "plan"} | {"id": "b2"}
-    file_with_path = {**SAMPLE_QUESTIONS[1], "id": "b3", "expected_file": "Bills/severn.pdf"}
+    file_with_path = {**SAMPLE_QUESTIONS[1], "id": "b3", "expected_file": "Bills/wyvern.pdf"}
     nothing_to_check = {**GOOD, "id": "b4", "expected_facts": []}
     remember_complete = {**SAMPLE_QUESTIONS[5], "id": "b5", "expected_exit": "complete"}
     lines = [

@@ -15,10 +15,10 @@ def event(title: str, day: str, location: str = "", notes: str = "") -> dict:
             "notes": notes}
 
 
-EVENTS = [event("Pottery class", "2026-11-03", "Clayworks Studio"), event("Clocks go back", "2026-10-25"),
+EVENTS = [event("Drawing class", "2026-11-03", "Inkwell Studio"), event("Clocks go back", "2026-10-25"),
           event("Book launch", "2026-11-20", "Foyles", "Signed copies £12"),
-          event("Fernleaf Christmas party", "2026-12-18", "The Lantern Rooms"),
-          event("Christmas at Mum's", "2026-12-24")]
+          event("Oakbrook Christmas party", "2026-12-18", "The Tannery Rooms"),
+          event("Christmas at Gran's", "2026-12-24")]
 SPAN = "2026-10-03 to 2027-01-31"
 
 
@@ -27,10 +27,10 @@ def calendar(events: list[dict]) -> ToolResult:
 
 
 def test_the_events_that_mention_the_most_of_the_askers_words_are_kept():
-    out = about(calendar(EVENTS), "Where's the Fernleaf Christmas party?", SPAN)
-    assert [e["title"] for e in out.payload] == ["Fernleaf Christmas party"]  # not "Christmas at Mum's"
-    assert out.found and out.text.splitlines()[0] == "1 events mentioning fernleaf, christmas, party, " + SPAN + ":"
-    assert "The Lantern Rooms" in out.text
+    out = about(calendar(EVENTS), "Where's the Oakbrook Christmas party?", SPAN)
+    assert [e["title"] for e in out.payload] == ["Oakbrook Christmas party"]  # not "Christmas at Gran's"
+    assert out.found and out.text.splitlines()[0] == "1 events mentioning oakbrook, christmas, party, " + SPAN + ":"
+    assert "The Tannery Rooms" in out.text
     # notes and places count as the event's words
     assert [e["title"] for e in about(calendar(EVENTS), "How much are the signed copies?", SPAN).payload] == \
         ["Book launch"]
@@ -62,9 +62,9 @@ async def test_with_no_day_named_the_calendar_is_read_over_the_open_range_by_nam
 
 
 def test_a_word_counts_at_the_start_of_a_longer_one():
-    events = [event("Haircut at Snip & Co", "2026-11-21"), event("Swim", "2026-11-22")]
+    events = [event("Haircut at Comb & Co", "2026-11-21"), event("Swim", "2026-11-22")]
     out = about(calendar(events), "what time is the hair appointment again", SPAN)
-    assert [e["title"] for e in out.payload] == ["Haircut at Snip & Co"]
+    assert [e["title"] for e in out.payload] == ["Haircut at Comb & Co"]
 
 
 def test_with_no_name_found_the_events_the_question_calls_them_are_kept():
@@ -113,13 +113,13 @@ async def test_a_date_question_that_names_an_event_is_answered_with_its_events_i
 
 
 async def test_what_someone_said_on_a_day_is_not_that_days_calendar(make_harness, store):
-    """"what did leo text me yesterday" planned as a calendar question: Leo's message, not the
+    """"what did eli text me yesterday" planned as a calendar question: Eli's message, not the
     events of yesterday."""
     await store.calendar.upsert(EventRecord("swim", "Swim", date(2026, 11, 1), date(2026, 11, 2), True))
-    await store.memory.add("message", "Leo Marsh", "2026-11-01T19:00:00+00:00", "Bring the tent on Saturday.")
+    await store.memory.add("message", "Eli Kemp", "2026-11-01T19:00:00+00:00", "Bring the tent on Saturday.")
     model = role_model(planner=[plan("calendar_question")], choose=pick_holding("tent"))
-    out = await make_harness(model, by_question=True).ask("what did leo text me yesterday", request_id="sd1")
-    assert out.answer == "Message from Leo Marsh, 1 Nov 2026: Bring the tent on Saturday."
+    out = await make_harness(model, by_question=True).ask("what did eli text me yesterday", request_id="sd1")
+    assert out.answer == "Message from Eli Kemp, 1 Nov 2026: Bring the tent on Saturday."
     for question in ("what was on yesterday", "tell me what was on yesterday", "anything yesterday? before I say yes"):
         model = role_model(planner=[plan("calendar_question")])
         out = await make_harness(model, by_question=True).ask(question, request_id="sd2")

@@ -13,9 +13,9 @@ from edge_agent.store.traces import TraceRow, save_traces
 
 
 async def test_trace_command_prints_every_record(make_harness, tmp_path, capsys):
-    model = role_model(planner=[plan("person_facts")], l2=[call("check_notebook", "Leo"), answer("ok")],
-                       l3={"check_notebook": [{"query": "Leo"}]})
-    await make_harness(model).ask("When is Leo's birthday?", request_id="t1")
+    model = role_model(planner=[plan("person_facts")], l2=[call("check_notebook", "Eli"), answer("ok")],
+                       l3={"check_notebook": [{"query": "Eli"}]})
+    await make_harness(model).ask("When is Eli's birthday?", request_id="t1")
     data = str(tmp_path / "data")
     assert await asyncio.to_thread(main, ["--data-dir", data, "trace", "t1"]) == 0
     text = capsys.readouterr().out
@@ -129,13 +129,13 @@ def test_ask_local_prints_the_answer_and_its_sources_under_it(tmp_path, monkeypa
     import edge_agent.llm
     from harness_kit import pick_holding
 
-    model = role_model(planner=[plan("person_facts", "")], l3={"check_notebook": [{"query": "Leo"}]},
-                       choose=pick_holding("Leeds"))
+    model = role_model(planner=[plan("person_facts", "")], l3={"check_notebook": [{"query": "Eli"}]},
+                       choose=pick_holding("Truro"))
     monkeypatch.setattr(edge_agent.llm, "load_model", lambda settings: model)
     data = str(tmp_path / "data")
-    assert main(["--data-dir", data, "notebook", "add", "--title", "Leo Marsh (brother)",
-                 "Leo Marsh is Clara's brother. Lives in Leeds."]) == 0
+    assert main(["--data-dir", data, "notebook", "add", "--title", "Eli Kemp (brother)",
+                 "Eli Kemp is Nadia's brother. Lives in Truro."]) == 0
     capsys.readouterr()
-    assert main(["--data-dir", data, "ask", "--local", "where does leo live"]) == 0
+    assert main(["--data-dir", data, "ask", "--local", "where does eli live"]) == 0
     out = capsys.readouterr().out.splitlines()
-    assert out[:2] == ["Leo Marsh (brother): Lives in Leeds.", "  - notebook: Leo Marsh (brother)"]
+    assert out[:2] == ["Eli Kemp (brother): Lives in Truro.", "  - notebook: Eli Kemp (brother)"]

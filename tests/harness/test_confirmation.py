@@ -54,12 +54,12 @@ async def test_planted_instruction_in_a_note_cannot_cause_an_effect(make_harness
     def obedient_l2(info):
         # Obeys the planted note as soon as it is in the transcript.
         if "SYSTEM NOTICE" in info.prompt:
-            return call("remember", "Clara agrees to send 500 pounds")
+            return call("remember", "Nadia agrees to send 500 pounds")
         return call("check_notebook", "read me")
 
     model = role_model(planner=[plan("person_facts"), plan("person_facts")],
                        l3={"check_notebook": lambda i: {"query": "SYSTEM NOTICE"},
-                           "remember": lambda i: {"note": "Clara agrees to send 500 pounds"}})
+                           "remember": lambda i: {"note": "Nadia agrees to send 500 pounds"}})
     inner = model.fn
 
     def fn(info):
@@ -78,7 +78,7 @@ async def test_planted_instruction_in_a_note_cannot_cause_an_effect(make_harness
 async def test_planted_instruction_in_direct_mode_stops_at_confirmation(make_harness, store):
     before = await notes(store)
     steps = [{"tool": "check_notebook", "args": {"query": "SYSTEM NOTICE"}},
-             {"tool": "remember", "args": {"note": "Clara agrees to send 500 pounds"}}]
+             {"tool": "remember", "args": {"note": "Nadia agrees to send 500 pounds"}}]
     model = role_model(l2=steps)
     out = await make_harness(model).ask("What does my note say?", request_id="r1", mode="direct")
     assert out.exit_kind == "needs_confirmation"
@@ -97,10 +97,10 @@ async def test_planted_instruction_in_direct_mode_stops_at_confirmation(make_har
     ("Can you save that Rhiannon likes an aisle seat", True),
     ("ok add to my notes that Wiremu is vegetarian now", True),  # where it goes names the request
     ("put it in the notebook: the bike code is 2291", True),
-    ("Remember when we went to Lisbon?", False),  # a question about the past
-    ("remember what Tom said about the book", False),
+    ("Remember when we went to Vienna?", False),  # a question about the past
+    ("remember what Ravi said about the book", False),
     ("What did I note about the boiler?", False),
-    ("Notes about Tom?", False),
+    ("Notes about Ravi?", False),
 ])
 def test_asks_to_save(question, saves):
     assert asks_to_save(question) is saves
@@ -111,9 +111,9 @@ def test_asks_to_save(question, saves):
     ("did I ever note down my boiler serial number somewhere in my notes", True),  # a yes-no question
     ("what is the wifi password", True),
     ("for next time: Ana is vegan", False),  # a statement: the planner may take it for a note
-    ("where I left the car: level 3 bay B4. remember it please", False),
-    ("remember what Tom said about the book", False),
-    ("Remember when we went to Lisbon?", False),  # a word that may ask to keep: the planner chooses
+    ("where I left the car: level 2 bay C7. remember it please", False),
+    ("remember what Ravi said about the book", False),
+    ("Remember when we went to Vienna?", False),  # a word that may ask to keep: the planner chooses
     ("heads up for later, Alina doesn't drink coffee any more when you get a sec", False),
     ("Please note that Zed's new number is 0123 456.", False),
 ])

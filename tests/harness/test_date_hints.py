@@ -29,9 +29,9 @@ def test_the_askers_own_day_comes_first():
 
 
 def test_the_instructions_day_is_used_when_the_asker_named_none():
-    # a second call names the day the first one found ("when is Tom's birthday, and what's on then?")
-    assert date_hints("events on 14 November", "When is Tom's birthday, and what's on then?", TODAY) == \
-        "Dates: 14 November: 2026-11-14"
+    # a second call names the day the first one found ("when is Ravi's birthday, and what's on then?")
+    assert date_hints("events on 12 November", "When is Ravi's birthday, and what's on then?", TODAY) == \
+        "Dates: 12 November: 2026-11-12"
 
 
 def test_no_day_at_all_gives_the_open_range():

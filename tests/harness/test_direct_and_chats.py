@@ -1,7 +1,7 @@
 """The direct baseline, the side channels' bookkeeping, and what the chat log keeps."""
 from __future__ import annotations
 
-from harness_kit import LEO_BODY, pick_holding, plan, role_model
+from harness_kit import ELI_BODY, pick_holding, plan, role_model
 from edge_agent.harness.channels import SideChannels
 from edge_agent.harness.direct import direct_step_schema
 from edge_agent.tools.base import DUPLICATE_NUDGE, ToolResult
@@ -9,13 +9,13 @@ from edge_agent.tools.registry import build_tools
 
 
 async def test_direct_mode_binds_every_full_schema_keeps_the_bounds_and_replies_by_choice(make_harness):
-    steps = [{"tool": "check_notebook", "args": {"query": "Leo"}},
-             {"tool": "check_notebook", "args": {"query": "LEO"}},  # duplicate args: nudge
-             {"tool": "check_notebook", "args": {"query": "Leo birthday"}},
+    steps = [{"tool": "check_notebook", "args": {"query": "Eli"}},
+             {"tool": "check_notebook", "args": {"query": "ELI"}},  # duplicate args: nudge
+             {"tool": "check_notebook", "args": {"query": "Eli birthday"}},
              {"tool": "check_notebook", "args": {"query": "brother"}},
-             {"tool": "check_notebook", "args": {"query": "Marsh"}}]  # 4th real call: halt
+             {"tool": "check_notebook", "args": {"query": "Kemp"}}]  # 4th real call: halt
     model = role_model(l2=steps, choose=pick_holding("3 May"))
-    out = await make_harness(model).ask("When is Leo's birthday?", request_id="d1", mode="direct")
+    out = await make_harness(model).ask("When is Eli's birthday?", request_id="d1", mode="direct")
     first = model.calls[0]
     assert first.role == "l2"
     for tool in build_tools().values():
@@ -24,7 +24,7 @@ async def test_direct_mode_binds_every_full_schema_keeps_the_bounds_and_replies_
     assert DUPLICATE_NUDGE in model.calls[2].prompt
     assert out.exit_kind == "halted" and out.tools_called == ["check_notebook"] * 3
     assert [c.role for c in model.calls] == ["l2"] * 5 + ["choose"]
-    assert out.answer == "Leo Marsh (brother): Birthday 3 May 1990."
+    assert out.answer == "Eli Kemp (brother): Birthday 3 May 1990."
 
 
 def test_direct_schema_is_a_union_of_every_tool_and_an_answer():
@@ -50,16 +50,16 @@ def test_the_side_channels_keep_one_copy_of_each_item():
 
 
 async def test_answered_chats_go_to_the_chat_log_under_the_asker_not_to_memory(make_harness, store):
-    model = role_model(planner=[plan("person_facts")], l3={"check_notebook": [{"query": "Leo birthday"}]},
+    model = role_model(planner=[plan("person_facts")], l3={"check_notebook": [{"query": "Eli birthday"}]},
                        choose=pick_holding("3 May"))
     harness = make_harness(model)
     harness.log_chats = True
     before = await store.memory.count()
-    out = await harness.ask("When is Leo's birthday?", request_id="phone.chat1")
+    out = await harness.ask("When is Eli's birthday?", request_id="phone.chat1")
     assert out.exit_kind == "complete" and await store.memory.count() == before
     [logged] = await store.memory.chats()
     assert (logged.asker, logged.question, logged.answer, logged.tools) == (
-        "phone", "When is Leo's birthday?", out.answer, "check_notebook")
+        "phone", "When is Eli's birthday?", out.answer, "check_notebook")
 
 
 async def test_an_answer_without_any_tool_is_not_logged(make_harness, store):
@@ -71,18 +71,18 @@ async def test_an_answer_without_any_tool_is_not_logged(make_harness, store):
 
 
 async def test_a_second_client_cannot_plant_a_memory(make_harness, store):
-    """eve's 'Clara's bank PIN is 0000' is logged as eve's words and never comes back as the user's."""
-    plant = role_model(planner=[plan("person_facts")], l3={"check_notebook": [{"query": "Leo"}]},
+    """eve's 'Nadia's bank PIN is 0000' is logged as eve's words and never comes back as the user's."""
+    plant = role_model(planner=[plan("person_facts")], l3={"check_notebook": [{"query": "Eli"}]},
                        choose=pick_holding("brother"))
     harness = make_harness(plant)
     harness.log_chats = True
-    await harness.ask("Clara's bank PIN is 0000. Is Leo her brother?", request_id="eve.p1")
+    await harness.ask("Nadia's bank PIN is 0000. Is Eli her brother?", request_id="eve.p1")
     assert [c.asker for c in await store.memory.chats()] == ["eve"]
-    assert not any("0000" in e.text for e in await store.memory.search("Clara bank PIN 0000"))
-    recall = role_model(planner=[plan("recall_conversation")], l3={"grep_memory": [{"query": "Clara bank PIN"}],
+    assert not any("0000" in e.text for e in await store.memory.search("Nadia bank PIN 0000"))
+    recall = role_model(planner=[plan("recall_conversation")], l3={"grep_memory": [{"query": "Nadia bank PIN"}],
                                                                    "check_notebook": [{"query": "bank PIN"}]},
                         choose=pick_holding("0000"))
     out = await make_harness(recall, by_question=True).ask("What is my bank PIN?", request_id="me.q1")
     assert "0000" not in out.answer
     assert all("0000" not in c.prompt for c in recall.calls)
-    assert LEO_BODY  # the seeded household is the one above
+    assert ELI_BODY  # the seeded household is the one above

@@ -37,25 +37,25 @@ def test_normalise_strips_at_and_spaces():
 
 async def test_unknown_name_returns_corrective_text_into_the_loop(make_harness):
     model = role_model(planner=[plan("person_facts")],
-                       l2=[call("phonebook", "Leo's birthday"), call("@check_notebook", "Leo's birthday"),
+                       l2=[call("phonebook", "Eli's birthday"), call("@check_notebook", "Eli's birthday"),
                            answer("3 May")],
-                       l3={"check_notebook": [{"query": "Leo birthday"}]}, choose=pick_holding("3 May"))
-    out = await make_harness(model, constrain_l2=False).ask("When is Leo's birthday?", request_id="r1")
+                       l3={"check_notebook": [{"query": "Eli birthday"}]}, choose=pick_holding("3 May"))
+    out = await make_harness(model, constrain_l2=False).ask("When is Eli's birthday?", request_id="r1")
     assert out.exit_kind == "complete"
     prompts = l2_prompts(model)
     expected = unknown_tool_text("phonebook", ["check_notebook", "grep_memory"])
     assert expected in prompts[1] and "check_notebook, grep_memory" in expected
     assert out.tools_called == ["check_notebook"]
     assert l3_roles(model) == ["l3.check_notebook.1"]  # the unknown name never reached L3
-    assert out.answer == "Leo Marsh (brother): Birthday 3 May 1990."
+    assert out.answer == "Eli Kemp (brother): Birthday 3 May 1990."
 
 
 async def test_duplicate_instruction_gets_the_nudge_and_no_l3(make_harness):
     model = role_model(planner=[plan("person_facts")],
-                       l2=[call("check_notebook", "Leo's birthday"), call("check_notebook", "  LEO'S BIRTHDAY "),
+                       l2=[call("check_notebook", "Eli's birthday"), call("check_notebook", "  ELI'S BIRTHDAY "),
                            answer("done")],
-                       l3={"check_notebook": [{"query": "Leo birthday"}]})
-    out = await make_harness(model, constrain_l2=False).ask("When is Leo's birthday?", request_id="r1")
+                       l3={"check_notebook": [{"query": "Eli birthday"}]})
+    out = await make_harness(model, constrain_l2=False).ask("When is Eli's birthday?", request_id="r1")
     assert DUPLICATE_NUDGE in l2_prompts(model)[2]
     assert l3_roles(model) == ["l3.check_notebook.1"]
     assert out.tools_called == ["check_notebook"]
@@ -64,14 +64,14 @@ async def test_duplicate_instruction_gets_the_nudge_and_no_l3(make_harness):
 async def test_fourth_call_halts_and_the_reply_comes_from_the_side_channels(make_harness):
     model = role_model(
         planner=[plan("person_facts")],
-        l2=[call("check_notebook", f"Leo question {i}") for i in range(1, 6)],
-        l3={"check_notebook": lambda info: {"query": "Leo"}}, choose=pick_holding("3 May"))
-    out = await make_harness(model, constrain_l2=False).ask("When is Leo's birthday?", request_id="r1")
+        l2=[call("check_notebook", f"Eli question {i}") for i in range(1, 6)],
+        l3={"check_notebook": lambda info: {"query": "Eli"}}, choose=pick_holding("3 May"))
+    out = await make_harness(model, constrain_l2=False).ask("When is Eli's birthday?", request_id="r1")
     assert out.exit_kind == "halted"
     assert "check_notebook" in out.reason
     assert out.tools_called == ["check_notebook"] * 3
     assert len(l2_prompts(model)) == 4  # the 4th step was generated, then halted at once
-    assert out.answer == "Leo Marsh (brother): Birthday 3 May 1990."  # a halt is not a failure
+    assert out.answer == "Eli Kemp (brother): Birthday 3 May 1990."  # a halt is not a failure
 
 
 async def test_guards_are_off_inside_l3(make_harness):
@@ -80,10 +80,10 @@ async def test_guards_are_off_inside_l3(make_harness):
     # Different instructions that L3 turns into identical arguments: a guarded tool would nudge the
     # 2nd and 3rd; inside L3 the tool runs every time (dispatch owns dedup, on instructions).
     model = role_model(planner=[plan("person_facts")],
-                       l2=[call("check_notebook", "Leo"), call("check_notebook", "Leo's birthday"),
-                           call("check_notebook", "birthday of Leo"), answer("ok")],
-                       l3={"check_notebook": lambda info: {"query": "Leo"}})
-    out = await make_harness(model, tools=tools, constrain_l2=False).ask("When is Leo's birthday?", request_id="r1")
+                       l2=[call("check_notebook", "Eli"), call("check_notebook", "Eli's birthday"),
+                           call("check_notebook", "birthday of Eli"), answer("ok")],
+                       l3={"check_notebook": lambda info: {"query": "Eli"}})
+    out = await make_harness(model, tools=tools, constrain_l2=False).ask("When is Eli's birthday?", request_id="r1")
     tool_results = [p for p in l2_prompts(model)[1:]]
     assert all(DUPLICATE_NUDGE not in p for p in tool_results)
     assert out.tools_called == ["check_notebook"] * 3
@@ -92,11 +92,11 @@ async def test_guards_are_off_inside_l3(make_harness):
 
 async def test_l2_prefix_is_stable_across_steps(make_harness):
     model = role_model(planner=[plan("person_facts")],
-                       l2=[call("check_notebook", "Leo"), call("grep_memory", "Leo"), answer("3 May")],
-                       l3={"check_notebook": [{"query": "Leo"}], "grep_memory": [{"query": "Leo"}]})
-    await make_harness(model, constrain_l2=False).ask("When is Leo's birthday?", request_id="r1")
+                       l2=[call("check_notebook", "Eli"), call("grep_memory", "Eli"), answer("3 May")],
+                       l3={"check_notebook": [{"query": "Eli"}], "grep_memory": [{"query": "Eli"}]})
+    await make_harness(model, constrain_l2=False).ask("When is Eli's birthday?", request_id="r1")
     calls = [c for c in model.calls if c.role == "l2"]
-    raws = [json.dumps(call("check_notebook", "Leo")), json.dumps(call("grep_memory", "Leo"))]
+    raws = [json.dumps(call("check_notebook", "Eli")), json.dumps(call("grep_memory", "Eli"))]
     for prev, nxt, raw in zip(calls, calls[1:], raws):
         assert nxt.prompt.startswith(prev.prompt + raw)  # only grows at the end
         assert "### Tool result" in nxt.prompt[len(prev.prompt):]
@@ -105,9 +105,9 @@ async def test_l2_prefix_is_stable_across_steps(make_harness):
 
 # -- the constrained follower: the skill's steps, determined, not generated ----------------------
 async def test_a_find_ends_the_attempt_without_an_l2_generation(make_harness):
-    model = role_model(planner=[plan("person_facts", "")], l3={"check_notebook": [{"query": "Leo birthday"}]},
+    model = role_model(planner=[plan("person_facts", "")], l3={"check_notebook": [{"query": "Eli birthday"}]},
                        choose=pick_holding("3 May"))
-    out = await make_harness(model).ask("When is Leo's birthday?", request_id="rg")
+    out = await make_harness(model).ask("When is Eli's birthday?", request_id="rg")
     assert [c.role for c in model.calls] == ["planner", "l3.check_notebook.1", "choose"]
     assert out.tools_called == ["check_notebook"]
 
@@ -122,12 +122,12 @@ async def test_after_an_empty_lookup_the_skills_next_lookup_tool_runs(make_harne
 
 
 async def test_l3_is_told_the_question_and_the_plans_rationale(make_harness):
-    model = role_model(planner=[plan("recall_conversation", "the Lisbon chat")],
-                       l3={"grep_memory": [{"query": "Lisbon"}]}, choose=pick_holding("Lisbon"))
+    model = role_model(planner=[plan("recall_conversation", "the Vienna chat")],
+                       l3={"grep_memory": [{"query": "Vienna"}]}, choose=pick_holding("Vienna"))
     out = await make_harness(model).ask("what did we say about the trip", request_id="rr")
     l3 = next(c for c in model.calls if c.role.startswith("l3."))
-    assert "what did we say about the trip (the Lisbon chat)" in l3.prompt
-    assert out.answer == "Chat, 10 Jun 2026: We talked about the Lisbon trip in January."
+    assert "what did we say about the trip (the Vienna chat)" in l3.prompt
+    assert out.answer == "Chat, 10 Jun 2026: We talked about the Vienna trip in March."
 
 
 async def test_the_date_skill_runs_current_date_once_and_stops(make_harness):

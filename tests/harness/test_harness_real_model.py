@@ -21,7 +21,7 @@ from edge_agent.store.traces import load_traces
 
 pytestmark = pytest.mark.real_model
 
-QUESTIONS = ["When is Leo's birthday?", "What is on my calendar next week?",
+QUESTIONS = ["When is Eli's birthday?", "What is on my calendar next week?",
              "Remember that my bike lock code is 4417"]
 
 
@@ -72,7 +72,7 @@ class Route:
             return {"query": "resume", "devices": []}
         if info.role == "choose":
             lines = candidate_lines(info.prompt)
-            return {"lines": [next(n for n, line in lines.items() if "clara.brennan@" in line)]}
+            return {"lines": [next(n for n, line in lines.items() if "nadia.ferris@" in line)]}
         raise AssertionError(info.role)
 
 
@@ -87,14 +87,14 @@ async def test_routed_question_emits_pills_and_composes_the_chosen_line(any_real
     assert pills[0] == "Files" and set(pills) == {"Files", "Notebook", "Memory", "Calendar"} and len(set(pills)) == len(pills)
     assert out.tools_called[0] == "find_file" and out.by_question == out.tools_called[1:]
     assert [r.role for r in rows] == ["planner", "l3.find_file.1", "choose"]
-    assert out.answer == "resume.txt on laptop: Email clara.brennan@example.org."
+    assert out.answer == "resume.txt on laptop: Email nadia.ferris@example.org."
     assert out.attachment["name"] == "resume.txt" and out.sources[0]["title"] == "resume.txt"
     check_records(rows, any_real_model)
 
 
 async def test_direct_mode_on_the_real_model(any_real_model, settings):
     async with build_assistant(settings, model=any_real_model, now=NOW) as assistant:
-        out = await assistant.ask("When is Leo's birthday?", request_id="direct1", mode="direct")
+        out = await assistant.ask("When is Eli's birthday?", request_id="direct1", mode="direct")
         rows = await load_traces(assistant.harness.db, "direct1")
     assert out.exit_kind in EXIT_KINDS and out.exit_kind != "error", out.error
     for r in rows:

@@ -5,23 +5,23 @@ import json
 import logging
 from dataclasses import replace
 
-from harness_kit import DEFAULT_LIMITS, LEO_BODY, answer, call, pick_holding, plan, role_model
+from harness_kit import DEFAULT_LIMITS, ELI_BODY, answer, call, pick_holding, plan, role_model
 from edge_agent.harness.reply import NOT_FOUND
 
-LEO_BIRTHDAY = "Leo Marsh (brother): Birthday 3 May 1990."
+ELI_BIRTHDAY = "Eli Kemp (brother): Birthday 3 May 1990."
 from edge_agent.harness.outcome import EXIT_KINDS
 
 
 async def test_step_limit_ends_the_loop_and_still_answers(make_harness):
     model = role_model(planner=[plan("person_facts")],
-                       l2=[call("check_notebook", "Leo"), call("grep_memory", "Leo"), call("grep_memory", "x")],
-                       l3={"check_notebook": [{"query": "Leo"}], "grep_memory": [{"query": "Leo"}]},
+                       l2=[call("check_notebook", "Eli"), call("grep_memory", "Eli"), call("grep_memory", "x")],
+                       l3={"check_notebook": [{"query": "Eli"}], "grep_memory": [{"query": "Eli"}]},
                        choose=pick_holding("3 May"))
     out = await make_harness(model, limits=replace(DEFAULT_LIMITS, max_l2_steps=2),
-                             constrain_l2=False).ask("Leo birthday?", request_id="r1")
+                             constrain_l2=False).ask("Eli birthday?", request_id="r1")
     assert out.exit_kind == "step_limit"
     assert len([c for c in model.calls if c.role == "l2"]) == 2
-    assert out.answer == LEO_BIRTHDAY and out.sources[0]["store"] == "notebook"
+    assert out.answer == ELI_BIRTHDAY and out.sources[0]["store"] == "notebook"
 
 
 class FakeClock:
@@ -40,24 +40,24 @@ async def test_deadline_is_checked_every_step_and_answer_is_deterministic(make_h
             clock.t += 50.0  # each tool-agent "takes" 50 s
 
     model = role_model(planner=[plan("person_facts")],
-                       l2=[call("check_notebook", "Leo"), call("grep_memory", "Leo"), call("grep_memory", "y")],
-                       l3={"check_notebook": [{"query": "Leo"}], "grep_memory": [{"query": "Leo"}]}, on_call=tick)
+                       l2=[call("check_notebook", "Eli"), call("grep_memory", "Eli"), call("grep_memory", "y")],
+                       l3={"check_notebook": [{"query": "Eli"}], "grep_memory": [{"query": "Eli"}]}, on_call=tick)
     h = make_harness(model, limits=replace(DEFAULT_LIMITS, deadline_s=90.0), clock=clock, constrain_l2=False)
-    out = await h.ask("Leo?", request_id="r1")
+    out = await h.ask("Eli?", request_id="r1")
     assert out.exit_kind == "timeout"
     assert "deadline" in out.reason
     assert [c.role for c in model.calls] == ["planner", "l2", "l3.check_notebook.1", "l2", "l3.grep_memory.2"]
-    assert out.answer == f"Leo Marsh (brother): {LEO_BODY.split('. ')[0]}."  # the best-ranked line, no choice
+    assert out.answer == f"Eli Kemp (brother): {ELI_BODY.split('. ')[0]}."  # the best-ranked line, no choice
     assert out.sources[0]["store"] == "notebook"
 
 
 async def test_token_budget_stops_before_it_is_exceeded(make_harness):
     model = role_model(planner=[plan("person_facts")],
-                       l2=[call("check_notebook", "Leo")] + [call("grep_memory", f"Leo {i}") for i in range(5)],
-                       l3={"check_notebook": [{"query": "Leo"}], "grep_memory": lambda i: {"query": "Leo"}})
+                       l2=[call("check_notebook", "Eli")] + [call("grep_memory", f"Eli {i}") for i in range(5)],
+                       l3={"check_notebook": [{"query": "Eli"}], "grep_memory": lambda i: {"query": "Eli"}})
     budget = 300  # each L2 step reserves 224 tokens: once ~80 are spent, no further step fits
     out = await make_harness(model, limits=replace(DEFAULT_LIMITS, token_budget=budget),
-                             constrain_l2=False).ask("Leo?", request_id="r1")
+                             constrain_l2=False).ask("Eli?", request_id="r1")
     assert out.exit_kind == "step_limit"
     assert "token budget" in out.reason
     generated = out.usage["decode_tokens"]
@@ -67,9 +67,9 @@ async def test_token_budget_stops_before_it_is_exceeded(make_harness):
 
 
 async def test_every_prompt_within_the_window_and_overflow_is_an_error_exit(make_harness):
-    model = role_model(planner=[plan("person_facts")], l2=[call("check_notebook", "Leo"), answer("ok")],
-                       l3={"check_notebook": [{"query": "Leo"}]})
-    out = await make_harness(model).ask("Leo?", request_id="r1")
+    model = role_model(planner=[plan("person_facts")], l2=[call("check_notebook", "Eli"), answer("ok")],
+                       l3={"check_notebook": [{"query": "Eli"}]})
+    out = await make_harness(model).ask("Eli?", request_id="r1")
     assert out.exit_kind == "complete"
     for c in model.calls:
         assert model.count_tokens(c.prompt) + c.max_tokens <= model.n_ctx, c.role
@@ -82,11 +82,11 @@ async def test_every_prompt_within_the_window_and_overflow_is_an_error_exit(make
 
 
 async def test_tool_results_are_fitted_before_entering_l2(make_harness, store):
-    await store.notebook.add("fact", "Long", "Leo " + "detail " * 2000, "2026-10-02")
-    model = role_model(planner=[plan("person_facts")], l2=[call("check_notebook", "Leo"), answer("ok")],
-                       l3={"check_notebook": [{"query": "Leo"}]})
+    await store.notebook.add("fact", "Long", "Eli " + "detail " * 2000, "2026-10-02")
+    model = role_model(planner=[plan("person_facts")], l2=[call("check_notebook", "Eli"), answer("ok")],
+                       l3={"check_notebook": [{"query": "Eli"}]})
     await make_harness(model, limits=replace(DEFAULT_LIMITS, tool_result_tokens=40),
-                       constrain_l2=False).ask("Leo?", request_id="r1")
+                       constrain_l2=False).ask("Eli?", request_id="r1")
     second = [c.prompt for c in model.calls if c.role == "l2"][1]
     result = second.split("### Tool result (check_notebook)\n", 1)[1].split("\n\n### Assistant", 1)[0]
     assert model.count_tokens(result) <= 40
@@ -101,9 +101,9 @@ async def test_l2_that_never_calls_and_finds_nothing_says_so(make_harness):
 
 async def test_exit_kind_always_one_of_the_six_and_a_step_log_line(make_harness, caplog):
     caplog.set_level(logging.INFO, logger="edge_agent.harness.trace")
-    model = role_model(planner=[plan("person_facts")], l2=[call("check_notebook", "Leo"), answer("ok")],
-                       l3={"check_notebook": [{"query": "Leo"}]})
-    out = await make_harness(model, constrain_l2=False).ask("Leo?", request_id="r9")
+    model = role_model(planner=[plan("person_facts")], l2=[call("check_notebook", "Eli"), answer("ok")],
+                       l3={"check_notebook": [{"query": "Eli"}]})
+    out = await make_harness(model, constrain_l2=False).ask("Eli?", request_id="r9")
     assert out.exit_kind in EXIT_KINDS
     lines = [json.loads(r.getMessage().split(" ", 1)[1]) for r in caplog.records
              if r.getMessage().startswith("harness.step ")]
@@ -121,9 +121,9 @@ async def test_a_malformed_l2_step_is_fed_back_and_the_loop_goes_on(make_harness
     from edge_agent.store.traces import load_traces
 
     model = role_model(planner=[plan("person_facts")],
-                       l2=['{"answer": "cut off', call("check_notebook", "Leo"), answer("ok")],
-                       l3={"check_notebook": [{"query": "Leo"}]})
-    out = await make_harness(model, constrain_l2=False).ask("Leo?", request_id="m1")
+                       l2=['{"answer": "cut off', call("check_notebook", "Eli"), answer("ok")],
+                       l3={"check_notebook": [{"query": "Eli"}]})
+    out = await make_harness(model, constrain_l2=False).ask("Eli?", request_id="m1")
     assert out.exit_kind == "complete" and out.sources[0]["store"] == "notebook"
     second = [c.prompt for c in model.calls if c.role == "l2"][1]
     assert MALFORMED_TEXT in second
@@ -135,8 +135,8 @@ async def test_a_generation_that_fails_validation_still_counts_its_tokens(make_h
     from edge_agent.llm.base import Usage
     from edge_agent.llm.llamacpp import StructuredOutputError
 
-    model = role_model(planner=[plan("person_facts")], l2=[call("check_notebook", "Leo"), answer("ok")],
-                       l3={"check_notebook": [{"query": "Leo"}]})
+    model = role_model(planner=[plan("person_facts")], l2=[call("check_notebook", "Eli"), answer("ok")],
+                       l3={"check_notebook": [{"query": "Eli"}]})
     original = model.generate_structured
     failed = {"done": False}
 
@@ -147,6 +147,6 @@ async def test_a_generation_that_fails_validation_still_counts_its_tokens(make_h
         return await original(prompt, schema, **kw)
 
     model.generate_structured = flaky
-    out = await make_harness(model).ask("When is Leo's birthday?", request_id="fail1")
+    out = await make_harness(model).ask("When is Eli's birthday?", request_id="fail1")
     assert out.exit_kind == "error" and out.usage["roles"]["planner"]["generated_tokens"] >= 40
     assert out.usage["grammar_failures"] == 1  # counted, so eval can report it (summary "grammar_failures")

@@ -6,7 +6,7 @@ from datetime import date, datetime
 
 import pytest
 
-from harness_kit import LEO_BODY, PLANTED, RESUME_TEXT, pick, pick_holding, plan, role_model
+from harness_kit import ELI_BODY, PLANTED, RESUME_TEXT, pick, pick_holding, plan, role_model
 from edge_agent.harness import reply as replies
 from edge_agent.harness.channels import SideChannels
 from edge_agent.harness.reply import (CANDIDATES, NOT_FOUND, PER_ITEM, Span, calendar_reply, candidates,
@@ -39,11 +39,11 @@ def channels_with(*notes: dict, memory: tuple = (), files: tuple = (), events: t
 
 # -- spans ----------------------------------------------------------------------------------------
 def test_a_note_is_cut_into_sentences_and_list_parts():
-    assert spans_of("Dr. Nair is at 8 Quay Street. Phone 0117 496 0733. Next check-up 24 November.") == [
-        "Dr. Nair is at 8 Quay Street.", "Phone 0117 496 0733.", "Next check-up 24 November."]
-    assert spans_of("Bristol, UK  ·  clara@example.com  ·  07700 900412") == [
-        "Bristol, UK", "clara@example.com", "07700 900412"]
-    assert spans_of("Rent £1,150; deposit £1,325 — protected") == ["Rent £1,150", "deposit £1,325", "protected"]
+    assert spans_of("Dr. Rao is at 8 Baltic Street. Phone 0117 496 0218. Next check-up 17 March.") == [
+        "Dr. Rao is at 8 Baltic Street.", "Phone 0117 496 0218.", "Next check-up 17 March."]
+    assert spans_of("Exeter, UK  ·  nadia@example.com  ·  07700 900839") == [
+        "Exeter, UK", "nadia@example.com", "07700 900839"]
+    assert spans_of("Rent £1,260; deposit £1,435 — protected") == ["Rent £1,260", "deposit £1,435", "protected"]
 
 
 def test_a_heading_is_a_span_only_when_it_holds_a_value():
@@ -61,21 +61,21 @@ def test_a_long_sentence_is_cut_at_its_commas_and_nothing_is_lost():
 
 
 def test_a_short_message_stays_whole_a_note_does_not():
-    message = "The Corvid Rail presentation went well. Sofia said it was the clearest deck she had seen."
+    message = "The Osprey Freight presentation went well. Lucía said it was the clearest deck she had seen."
     assert spans_of(message, whole=True) == [message]
     assert len(spans_of(message)) == 2
 
 
 def test_sentences_that_speak_to_the_assistant_are_never_spans():
-    assert spans_of(f"Order LC-55821 is late. {PLANTED}") == ["Order LC-55821 is late."]
+    assert spans_of(f"Order PX-73094 is late. {PLANTED}") == ["Order PX-73094 is late."]
     assert spans_of(PLANTED, whole=True) == []
 
 
 def test_wrapped_file_lines_are_joined_and_short_lines_kept():
-    text = ("Built and maintain the customer churn model used for Mapleton Foods, Hollis & Grey and Corvid\n"
-            "Rail.\nProfile\n- Mentor a graduate analyst.")
-    assert unwrap(text) == ("Built and maintain the customer churn model used for Mapleton Foods, Hollis & Grey and "
-                            "Corvid Rail.\nProfile\n- Mentor a graduate analyst.")
+    text = ("Built and maintain the customer churn model used for Brindle Foods, Tanner & Lowe and Osprey\n"
+            "Freight.\nProfile\n- Mentor a graduate analyst.")
+    assert unwrap(text) == ("Built and maintain the customer churn model used for Brindle Foods, Tanner & Lowe and "
+                            "Osprey Freight.\nProfile\n- Mentor a graduate analyst.")
     # A long unstopped field is not wrapped into the fields after it, nor a joined line into the next.
     bill = ("Supply address: Flat 2, 3 Fairfield Close, Headington, Belfast FA3 1GY\nAccount number: 3136 9904 11\n"
             "Total of your August electricity bill: £48.39")
@@ -86,35 +86,35 @@ def test_wrapped_file_lines_are_joined_and_short_lines_kept():
 
 # -- candidates -----------------------------------------------------------------------------------
 def test_the_sentence_holding_the_question_comes_first_and_a_title_counts():
-    ch = channels_with(note(1, "Leo Marsh (brother)", LEO_BODY),
+    ch = channels_with(note(1, "Eli Kemp (brother)", ELI_BODY),
                        note(2, "Birthdays", "Mum's birthday is in June. Gran's birthday is in March."))
-    best = candidates(ch, "When is Leo's birthday?")
-    assert best[0].text == "Birthday 3 May 1990." and best[0].label == "Leo Marsh (brother)"
+    best = candidates(ch, "When is Eli's birthday?")
+    assert best[0].text == "Birthday 3 May 1990." and best[0].label == "Eli Kemp (brother)"
 
 
 def test_relation_words_find_a_page_through_the_synonym_table():
-    ch = channels_with(note(1, "Sam Ortiz (friend)", "Sam lives in Leeds with his partner Amira."),
-                       note(2, "Car", "Blue Yaris."))
+    ch = channels_with(note(1, "Sam Ortiz (friend)", "Sam lives in Truro with his partner Yasmin."),
+                       note(2, "Car", "Green Micra."))
     assert [s.text for s in candidates(ch, "whats sams girlfriend called")][:1] == [
-        "Sam lives in Leeds with his partner Amira."]
+        "Sam lives in Truro with his partner Yasmin."]
 
 
 def test_a_two_part_question_gets_candidates_for_each_part():
-    many = " ".join(f"Tom went to the park on day {i}." for i in range(10))
-    ch = channels_with(note(1, "Tom (friend)", many + " Tom teaches English at Kingsdown."),
-                       memory=({"id": 5, "kind": "message", "who": "Tom", "when": "2026-10-29T20:10:00+00:00",
-                                "text": "Read The Overstory. The tree chapters will wreck you."},))
-    texts = [s.text for s in candidates(ch, "Where does Tom teach, and what did he say about The Overstory?")]
-    assert "Tom teaches English at Kingsdown." in texts
-    assert "Read The Overstory. The tree chapters will wreck you." in texts
+    many = " ".join(f"Ravi went to the park on day {i}." for i in range(10))
+    ch = channels_with(note(1, "Ravi (friend)", many + " Ravi teaches English at Ashbrook."),
+                       memory=({"id": 5, "kind": "message", "who": "Ravi", "when": "2026-10-29T20:10:00+00:00",
+                                "text": "Read The Undertow. The river chapters will wreck you."},))
+    texts = [s.text for s in candidates(ch, "Where does Ravi teach, and what did he say about The Undertow?")]
+    assert "Ravi teaches English at Ashbrook." in texts
+    assert "Read The Undertow. The river chapters will wreck you." in texts
 
 
 @pytest.mark.parametrize("question, expected", [
     ("Who's my plumber, and can you find his invoice?", ["Who's my plumber", "can you find his invoice"]),
     ("so a number for my dad, plus the bread trick he told me", ["so a number for my dad", "the bread trick he told me"]),
-    ("When is Leo's birthday and where does he live?", ["When is Leo's birthday", "where does he live"]),
-    ("Leo's birthday? What's his address?", ["Leo's birthday", "What's his address"]),
-    ("Tom and Mia's address", ["Tom and Mia's address"]),
+    ("When is Eli's birthday and where does he live?", ["When is Eli's birthday", "where does he live"]),
+    ("Eli's birthday? What's his address?", ["Eli's birthday", "What's his address"]),
+    ("Ravi and Zara's address", ["Ravi and Zara's address"]),
     ("car insurance policy number + when's the MOT due", ["car insurance policy number", "when's the MOT due"]),
     ("the vets number & the pet insurance policy", ["the vets number", "the pet insurance policy"]),
     ("boiler quote for the valve + drop off time for the car", ["boiler quote for the valve",
@@ -123,7 +123,7 @@ def test_a_two_part_question_gets_candidates_for_each_part():
                                                                "need his mobile"]),
     ("is dad allergic to anything? cooking sunday", ["is dad allergic to anything? cooking sunday"]),  # an aside
     ("call me on +44 7700 900123", ["call me on +44 7700 900123"]),
-    ("Tom & Mia's address", ["Tom & Mia's address"]),
+    ("Ravi & Zara's address", ["Ravi & Zara's address"]),
     ("who has the spare key - whats her number", ["who has the spare key", "whats her number"]),
     ("where am i meeting alina wednesday. her address too", ["where am i meeting alina wednesday",
                                                              "her address too"]),
@@ -136,19 +136,19 @@ def test_a_two_part_question_gets_candidates_for_each_part():
     ("where did mum book the cottage? also need her mobile", ["where did mum book the cottage", "need her mobile"]),
     ("whats the wifi password. also when is bin day", ["whats the wifi password", "also when is bin day"]),
     ("when is mum's lunch; what should i bring", ["when is mum's lunch", "what should i bring"]),
-    ("joel's phone number as well as his email", ["joel's phone number", "his email"]),
-    ("leos address also his birthday", ["leos address", "his birthday"]),
-    ("Dr. Nair's phone number", ["Dr. Nair's phone number"]),  # one thing: no comma, no question word after "and"
+    ("callum's phone number as well as his email", ["callum's phone number", "his email"]),
+    ("elis address also his birthday", ["elis address", "his birthday"]),
+    ("Dr. Rao's phone number", ["Dr. Rao's phone number"]),  # one thing: no comma, no question word after "and"
     ("my mum's email address and the restaurant from her birthday?",
      ["my mum's email address", "the restaurant from her birthday"]),  # "and the ...": a second thing
     ("a gift idea for my brother plus his shoe size", ["a gift idea for my brother", "his shoe size"]),
     ("what are my mum and dad doing at christmas", ["what are my mum and dad doing at christmas"]),
     ("when is the bread and butter class", ["when is the bread and butter class"]),
-    ("whats leos girlfriend called", ["whats leos girlfriend called"]),
+    ("whats elis girlfriend called", ["whats elis girlfriend called"]),
     ("dentist when? thanks", ["dentist when? thanks"]),  # "thanks" asks nothing
     ("bread, and?", ["bread, and?"]),  # a piece without words of its own is no part
-    ("is ines still in the same place? where's that again",  # only a question word and a pronoun
-     ["is ines still in the same place? where's that again"]),
+    ("is greta still in the same place? where's that again",  # only a question word and a pronoun
+     ["is greta still in the same place? where's that again"]),
 ])
 def test_a_question_is_cut_into_the_things_it_asks(question, expected):
     assert parts(question) == expected
@@ -157,14 +157,14 @@ def test_a_question_is_cut_into_the_things_it_asks(question, expected):
 def test_a_part_ranks_by_its_own_words_first_and_the_other_parts_a_little():
     def message(i, who, text):
         return {"id": i, "kind": "message", "who": who, "when": f"2026-10-{i:02d}T20:00:00+00:00", "text": text}
-    ch = channels_with(note(1, "Tom Okafor (friend)", "Tom teaches English at Kingsdown."),
-                       memory=(message(1, "Mia", "That book was dull, skip it."),
-                               message(2, "Tom", "Read The Overstory, the best book of the year.")))
+    ch = channels_with(note(1, "Ravi Mensah (friend)", "Ravi teaches English at Ashbrook."),
+                       memory=(message(1, "Zara", "That book was dull, skip it."),
+                               message(2, "Ravi", "Read The Undertow, the best book of the year.")))
     alone = candidates(ch, "what did he say about the book")
-    together = candidates(ch, "what did he say about the book", related="Where does Tom teach")
+    together = candidates(ch, "what did he say about the book", related="Where does Ravi teach")
     assert alone[0].text == "That book was dull, skip it."  # the tools' order breaks the tie
-    assert together[0].text == "Read The Overstory, the best book of the year."  # "he" is Tom
-    assert "Tom teaches English at Kingsdown." not in [s.text for s in together[:2]]  # the other part's line
+    assert together[0].text == "Read The Undertow, the best book of the year."  # "he" is Ravi
+    assert "Ravi teaches English at Ashbrook." not in [s.text for s in together[:2]]  # the other part's line
 
 
 def test_a_pronoun_in_a_part_is_about_whom_the_other_part_names():
@@ -187,12 +187,12 @@ async def test_a_two_part_question_is_chosen_for_part_by_part(make_harness):
 
     def choose(info):
         seen.append(info.prompt)
-        return pick_holding("3 May" if "birthday" in info.prompt.rsplit("Question:", 1)[1] else "Leeds")(info)
-    model = role_model(planner=[plan("person_facts")], l3={"check_notebook": [{"query": "Leo"}]}, choose=choose)
-    out = await make_harness(model).ask("When is Leo's birthday, and where does he live?", request_id="p2")
+        return pick_holding("3 May" if "birthday" in info.prompt.rsplit("Question:", 1)[1] else "Truro")(info)
+    model = role_model(planner=[plan("person_facts")], l3={"check_notebook": [{"query": "Eli"}]}, choose=choose)
+    out = await make_harness(model).ask("When is Eli's birthday, and where does he live?", request_id="p2")
     assert [p.rstrip().rsplit("Question: ", 1)[1].split("\n")[0] for p in seen] == [
-        "When is Leo's birthday", "where does Leo Marsh live"]
-    assert out.answer == "Leo Marsh (brother): Birthday 3 May 1990. Lives in Leeds."
+        "When is Eli's birthday", "where does Eli Kemp live"]
+    assert out.answer == "Eli Kemp (brother): Birthday 3 May 1990. Lives in Truro."
 
 
 def test_every_file_a_search_found_is_ranked_and_a_file_without_words_is_one_line():
@@ -233,20 +233,20 @@ def test_a_file_found_again_keeps_the_passages_of_both_searches():
 
 
 def test_candidates_are_capped_per_entry_and_in_number():
-    body = " ".join(f"Leo fact number {i}." for i in range(20))
-    ch = channels_with(note(1, "Leo", body), *[note(i, f"Leo {i}", f"Leo detail {i}.") for i in range(2, 12)])
-    best = candidates(ch, "Leo")
+    body = " ".join(f"Eli fact number {i}." for i in range(20))
+    ch = channels_with(note(1, "Eli", body), *[note(i, f"Eli {i}", f"Eli detail {i}.") for i in range(2, 12)])
+    best = candidates(ch, "Eli")
     assert len(best) == CANDIDATES and sum(s.item == best[0].item for s in best) <= PER_ITEM
 
 
 def test_nothing_matching_is_no_candidate():
-    assert candidates(channels_with(note(1, "Car", "Blue Yaris.")), "What is the wifi password?") == []
+    assert candidates(channels_with(note(1, "Car", "Green Micra.")), "What is the wifi password?") == []
     assert candidates(SideChannels(), "anything") == []
 
 
 def test_the_models_own_search_words_rank_too():
-    ch = channels_with(note(1, "Employer", "Clara is an analyst at Fernleaf."), note(2, "Car", "Blue Yaris."))
-    assert candidates(ch, "who pays me", crafted=["employer"])[0].text == "Clara is an analyst at Fernleaf."
+    ch = channels_with(note(1, "Employer", "Nadia is an analyst at Oakbrook."), note(2, "Car", "Green Micra."))
+    assert candidates(ch, "who pays me", crafted=["employer"])[0].text == "Nadia is an analyst at Oakbrook."
 
 
 def test_a_line_of_the_entry_named_for_the_question_outranks_a_passing_mention():
@@ -263,16 +263,16 @@ def test_a_line_of_the_entry_named_for_the_question_outranks_a_passing_mention()
 
 
 def test_a_part_asking_for_a_number_is_answered_only_by_lines_holding_one():
-    ch = channels_with(note(1, "Gwen Pryce (landlord)", "Birthday 3 November (born 1952). Mobile +44 7700 900558."),
-                       note(2, "Birthday and passport", "Clara was born on 12 April 1988 in Shrewsbury."))
-    assert [s.text for s in candidates(ch, "tell me my landlord's number")] == ["Mobile +44 7700 900558."]
+    ch = channels_with(note(1, "Hazel Quinlan (landlord)", "Birthday 9 February (born 1955). Mobile +44 7700 900947."),
+                       note(2, "Passport and birthday", "Nadia was born on 7 August 1989 in Carlisle."))
+    assert [s.text for s in candidates(ch, "tell me my landlord's number")] == ["Mobile +44 7700 900947."]
     # A postcode's digits ("LB10 3ZT") are no number asked for: the landlady's mobile ranks first.
     home = channels_with(note(1, "Sunniva Carr (landlady)", "Lives at Flat 4, 39 Grey Close, Plymouth LB10 3ZT. "
                                                            "Mobile 07700 900334."))
     assert candidates(home, "I need a number for Sunniva")[0].text == "Mobile 07700 900334."
     assert candidates(ch, "What's my passport number?") == []  # a date is not the number asked for
-    assert candidates(ch, "whats gwens email") == []
-    assert candidates(ch, "when is gwens birthday")[0].text == "Birthday 3 November (born 1952)."
+    assert candidates(ch, "whats hazels email") == []
+    assert candidates(ch, "when is hazels birthday")[0].text == "Birthday 9 February (born 1955)."
 
 
 def test_a_contraction_typed_without_its_apostrophe_is_the_question_word():
@@ -307,10 +307,10 @@ def test_a_person_the_question_names_is_answered_only_from_entries_about_them():
     assert "My blood group is AB positive." not in [s.text for s in candidates(ch, "whats harutos blood group")]
     assert candidates(ch, "whats my blood group")[0].text == "My blood group is AB positive."  # no one named
     # "best" is no person: only the last word of what someone is ("friend" of "best friend") names them
-    tom = {**note(5, "Tom Okafor (best friend)", "Birthday 2 June."), "kind": "person"}
-    post = {"id": 6, "kind": "post", "who": "Clara", "when": "2027-06-23T09:00:00+00:00",
+    ravi = {**note(5, "Ravi Mensah (best friend)", "Birthday 2 June."), "kind": "person"}
+    post = {"id": 6, "kind": "post", "who": "Nadia", "when": "2027-06-23T09:00:00+00:00",
             "text": "Parkrun this morning in 30:50, a new PB!"}
-    assert candidates(channels_with(tom, memory=(post,)), "my best parkrun time")[0].text == post["text"]
+    assert candidates(channels_with(ravi, memory=(post,)), "my best parkrun time")[0].text == post["text"]
     # a pet's page names it as a person's does: "rex booster due when" is not the rabbit's booster
     rex = {**note(8, "Rex (dog)", "Microchip 941520671542550. Next booster due 9 August."), "kind": "fact"}
     rabbit = {**note(9, "Bun (rabbit)", "Next booster due 8 June."), "kind": "fact"}
@@ -433,7 +433,7 @@ def test_ones_own_time_asks_no_clock_time():
         assert replies.things_asked_of(question, today) == [], question
     assert [t.word for t in replies.things_asked_of("yoga on thursday what time", today)] == ["yoga"]
     for question in ("what time is the dentist", "yoga thursday time", "whats the time for the dentist",
-                     "what was my time in the harbour 10k"):
+                     "what was my time in the riverside 10k"):
         assert replies.value_kinds(question) == ["time"], question
 
 
@@ -446,19 +446,19 @@ def test_a_guarantee_is_a_warranty_and_temp_a_temperature():
     assert [t.word for t in query_plan("temp") if "temperature" in t.phrases] == ["temp"]
 
 
-@pytest.mark.parametrize("asked", ["where did ines go for her birthday", "what was the place ines picked for her birthday",
-                                   "which restaurant was ines's birthday meal at"])
+@pytest.mark.parametrize("asked", ["where did greta go for her birthday", "what was the place greta picked for her birthday",
+                                   "which restaurant was greta's birthday meal at"])
 def test_a_place_asked_about_an_occasion_is_not_ranked_by_the_occasions_date(asked):
-    # "Ines's birthday" names the occasion; "where" or "the place" asks for the place. Both lines hold
-    # Ines and the birthday; only the question's kind of value could set them apart, and it is not a
+    # "Greta's birthday" names the occasion; "where" or "the place" asks for the place. Both lines hold
+    # Greta and the birthday; only the question's kind of value could set them apart, and it is not a
     # date. A recall plan searches the memory log first (first_stores), so the tie goes to the message.
-    booked = {"id": 2, "kind": "message", "who": "Ines Varga", "when": "2026-03-02T18:00:00+00:00",
+    booked = {"id": 2, "kind": "message", "who": "Greta Varga", "when": "2026-03-02T18:00:00+00:00",
               "text": "Dinner at The Copper Kettle for my birthday!"}
-    ch = channels_with(note(1, "Ines Varga (sister)", "Birthday 9 March. Likes orchids."), memory=(booked,))
+    ch = channels_with(note(1, "Greta Varga (sister)", "Birthday 9 March. Likes orchids."), memory=(booked,))
     recall = ("memory", "notebook")
     assert candidates(ch, asked, first_stores=recall)[0].text == booked["text"]
-    assert candidates(ch, "when is ines's birthday", first_stores=recall)[0].text == "Birthday 9 March."
-    assert candidates(ch, "ines birthday?", first_stores=recall)[0].text == "Birthday 9 March."
+    assert candidates(ch, "when is greta's birthday", first_stores=recall)[0].text == "Birthday 9 March."
+    assert candidates(ch, "greta birthday?", first_stores=recall)[0].text == "Birthday 9 March."
     assert replies.value_kinds("when is the MOT due") == ["date"]
     assert replies.value_kinds("who sent the £20") == []
 
@@ -472,7 +472,7 @@ def test_a_naming_question_is_answered_by_a_line_naming_something_not_by_the_tit
               "text": "Birthday dinner for Tomasz at Quince Kitchen. The lamb was superb."}
     ch = channels_with(note(1, "Tomasz Orlov (partner)",
                             "Birthday 22 July (born 1988). Tomasz Orlov is Ana's partner."),
-                       note(2, "Priya Shah (friend)", "Priya Shah is Ana's friend."),
+                       note(2, "Meera Shah (friend)", "Meera Shah is Ana's friend."),
                        note(3, "Omar Dunn (brother)", "Omar Dunn is Ana's brother."), memory=(dinner,))
     for asked in ("what was the place we took tomasz for his birthday", "name of the restaurant for tomasz's birthday"):
         assert candidates(ch, asked)[0].text == dinner["text"]
@@ -547,8 +547,8 @@ def test_a_line_names_something_by_a_capital_inside_a_clause(text, names):
     ("which table is it, it's number 12", "number"),
     ("which email is on my cv", "email"), ("have I got an email address for my manager", "email"),
     ("code for the bike lock", "code"), ("that delivery email, which order is it", None),
-    ("what did Gwen say in her email", None), ("the number of people coming", None),
-    ("Tom's email and phone", None), ("gwens email", "email"), ("how much notice do I give", None), ("when is the MOT", None)])
+    ("what did Hazel say in her email", None), ("the number of people coming", None),
+    ("Ravi's email and phone", None), ("hazels email", "email"), ("how much notice do I give", None), ("when is the MOT", None)])
 def test_the_kind_of_value_a_question_asks_for(question, kind):
     assert replies.asked_kind(question) == kind
 
@@ -562,20 +562,20 @@ def test_a_phone_number_has_no_letter_glued_on(line, phone):
 
 
 @pytest.mark.parametrize("kind, text, holds", [
-    ("phone", "Phone +44 7700 900168.", True), ("phone", "(332) 555-0129", True), ("phone", "0117 496 0733", True),
+    ("phone", "Phone +44 7700 900168.", True), ("phone", "(332) 555-0129", True), ("phone", "0117 496 0218", True),
     ("phone", "Birthday September 22 1992", False), ("phone", "Due 2026-11-21", False),
     ("number", "member number GM-32965", True), ("number", "Pension (5%): £315.53", False),
-    ("code", "Lock code 4719.", True), ("email", "Email tom@example.com.", True), ("email", "Email Tom.", False)])
+    ("code", "Lock code 6283.", True), ("email", "Email ravi@example.com.", True), ("email", "Email Ravi.", False)])
 def test_what_a_line_holding_each_kind_has(kind, text, holds):
     assert bool(replies.HOLDS[kind].search(text)) is holds
 
 
 def test_a_photo_line_written_by_code_is_about_nothing():
-    photo = {"device": "laptop", "path": "/p/harbour-10k-finish.png", "name": "harbour-10k-finish.png",
-             "kind": "image", "mtime": "2026-10-18T09:00:00", "excerpt": ""}
-    ch = channels_with(memory=({"id": 3, "kind": "post", "who": "Clara", "when": "2026-10-18T12:00:00+00:00",
-                                "text": "Harbour 10K done in 52:41, a personal best!"},), files=(photo,))
-    assert candidates(ch, "What was my time in the Harbour 10K?")[0].text.startswith("Harbour 10K done in 52:41")
+    photo = {"device": "laptop", "path": "/p/riverside-10k-finish.png", "name": "riverside-10k-finish.png",
+             "kind": "image", "mtime": "2026-09-13T09:00:00", "excerpt": ""}
+    ch = channels_with(memory=({"id": 3, "kind": "post", "who": "Nadia", "when": "2026-09-13T12:00:00+00:00",
+                                "text": "Riverside 10K done in 48:17, a personal best!"},), files=(photo,))
+    assert candidates(ch, "What was my time in the Riverside 10K?")[0].text.startswith("Riverside 10K done in 48:17")
 
 
 # -- choice and composition ---------------------------------------------------------------------------
@@ -589,81 +589,81 @@ def test_the_choice_grammar_admits_only_listed_lines_and_at_most_three():
 
 async def test_the_choice_reads_numbered_lines_then_the_question(make_harness):
     seen = []
-    model = role_model(planner=[plan("person_facts", "")], l3={"check_notebook": [{"query": "Leo birthday"}]},
+    model = role_model(planner=[plan("person_facts", "")], l3={"check_notebook": [{"query": "Eli birthday"}]},
                        choose=lambda info: seen.append(info) or pick_holding("3 May")(info))
-    out = await make_harness(model).ask("When is Leo's birthday?", request_id="j1")
+    out = await make_harness(model).ask("When is Eli's birthday?", request_id="j1")
     [info] = seen
-    assert "Lines:\n1. Leo Marsh (brother): " in info.prompt
-    assert info.prompt.rstrip().endswith("Question: When is Leo's birthday?\n\n### Assistant")
-    assert out.answer == "Leo Marsh (brother): Birthday 3 May 1990."
+    assert "Lines:\n1. Eli Kemp (brother): " in info.prompt
+    assert info.prompt.rstrip().endswith("Question: When is Eli's birthday?\n\n### Assistant")
+    assert out.answer == "Eli Kemp (brother): Birthday 3 May 1990."
 
 
 def test_the_answer_is_the_chosen_spans_after_where_they_come_from():
-    spans = [Span("Birthday 3 May 1990.", "notebook", "Leo Marsh (brother)", "Leo Marsh (brother)", item=1),
-             Span("Lives in Leeds.", "notebook", "Leo Marsh (brother)", "Leo Marsh (brother)", item=1),
-             Span("Email clara@example.org.", "files", "cv.pdf", "cv.pdf on laptop", "laptop", 2,
+    spans = [Span("Birthday 3 May 1990.", "notebook", "Eli Kemp (brother)", "Eli Kemp (brother)", item=1),
+             Span("Lives in Truro.", "notebook", "Eli Kemp (brother)", "Eli Kemp (brother)", item=1),
+             Span("Email nadia@example.org.", "files", "cv.pdf", "cv.pdf on laptop", "laptop", 2,
                   {"device": "laptop", "path": "/d/cv.pdf", "name": "cv.pdf"})]
-    assert numbered(spans).splitlines()[0] == "1. Leo Marsh (brother): Birthday 3 May 1990."
+    assert numbered(spans).splitlines()[0] == "1. Eli Kemp (brother): Birthday 3 May 1990."
     out = composed(spans)
-    assert out.text == ("Leo Marsh (brother): Birthday 3 May 1990. Lives in Leeds.\n"
-                        "cv.pdf on laptop: Email clara@example.org.")
+    assert out.text == ("Eli Kemp (brother): Birthday 3 May 1990. Lives in Truro.\n"
+                        "cv.pdf on laptop: Email nadia@example.org.")
     assert out.sources == [
-        {"store": "notebook", "title": "Leo Marsh (brother)", "device": None,
-         "text": ["Birthday 3 May 1990.", "Lives in Leeds."]},
-        {"store": "files", "title": "cv.pdf", "device": "laptop", "text": ["Email clara@example.org."]}]
+        {"store": "notebook", "title": "Eli Kemp (brother)", "device": None,
+         "text": ["Birthday 3 May 1990.", "Lives in Truro."]},
+        {"store": "files", "title": "cv.pdf", "device": "laptop", "text": ["Email nadia@example.org."]}]
     assert out.attachment == {"device": "laptop", "path": "/d/cv.pdf", "name": "cv.pdf"}
 
 
 async def test_a_person_question_is_answered_with_the_chosen_sentence(make_harness):
-    model = role_model(planner=[plan("person_facts", "")], l3={"check_notebook": [{"query": "Leo birthday"}]},
+    model = role_model(planner=[plan("person_facts", "")], l3={"check_notebook": [{"query": "Eli birthday"}]},
                        choose=pick_holding("3 May"))
-    out = await make_harness(model).ask("when's leo's bday", request_id="r1")
-    assert out.answer == "Leo Marsh (brother): Birthday 3 May 1990."
-    assert out.sources == [{"store": "notebook", "title": "Leo Marsh (brother)", "device": None,
+    out = await make_harness(model).ask("when's eli's bday", request_id="r1")
+    assert out.answer == "Eli Kemp (brother): Birthday 3 May 1990."
+    assert out.sources == [{"store": "notebook", "title": "Eli Kemp (brother)", "device": None,
                             "text": ["Birthday 3 May 1990."]}]
     roles = [c.role for c in model.calls]
     assert roles == ["planner", "l3.check_notebook.1", "choose"]  # L2's determined step is not generated
-    assert model.calls[1].prompt.rstrip().endswith("when's leo's bday\n\n### Assistant")  # L3 reads the question
+    assert model.calls[1].prompt.rstrip().endswith("when's eli's bday\n\n### Assistant")  # L3 reads the question
 
 
 async def test_none_of_these_is_not_found_and_nothing_is_quoted(make_harness):
-    model = role_model(planner=[plan("person_facts")], l3={"check_notebook": [{"query": "Leo shoe size"}],
-                                                           "grep_memory": [{"query": "Leo shoe size"}]},
+    model = role_model(planner=[plan("person_facts")], l3={"check_notebook": [{"query": "Eli shoe size"}],
+                                                           "grep_memory": [{"query": "Eli shoe size"}]},
                        choose=[pick(0)])
-    out = await make_harness(model).ask("What is Leo's shoe size?", request_id="r2")
+    out = await make_harness(model).ask("What is Eli's shoe size?", request_id="r2")
     assert out.answer == NOT_FOUND and out.sources == [] and out.attachment is None
 
 
 async def test_none_chosen_with_a_first_line_naming_all_that_was_asked_and_searched_is_that_line(make_harness):
     """The model says "none" with the answer first: a line naming every word the asker said and the
     model searched for (and the kind of value asked) answers; one missing a word does not (the test
-    above: Leo's page names no shoe size)."""
-    model = role_model(planner=[plan("person_facts", "")], l3={"check_notebook": [{"query": "Leo birthday"}]},
+    above: Eli's page names no shoe size)."""
+    model = role_model(planner=[plan("person_facts", "")], l3={"check_notebook": [{"query": "Eli birthday"}]},
                        choose=[pick(0)])
-    out = await make_harness(model).ask("leo birthday when", request_id="r4")
-    assert out.answer == "Leo Marsh (brother): Birthday 3 May 1990."
+    out = await make_harness(model).ask("eli birthday when", request_id="r4")
+    assert out.answer == "Eli Kemp (brother): Birthday 3 May 1990."
 
 
 @pytest.mark.parametrize("question, answer", [
-    ("whats leos wifes name", NOT_FOUND),  # the line names no wife: it is no answer
-    ("did leo say what train hes getting", NOT_FOUND),
-    ("who is leo", "Leo Marsh (brother): Leo Marsh is Clara's brother."),
-    ("how do i know leo marsh, brother?", "Leo Marsh (brother): Leo Marsh is Clara's brother.")])
+    ("whats elis wifes name", NOT_FOUND),  # the line names no wife: it is no answer
+    ("did eli say what train hes getting", NOT_FOUND),
+    ("who is eli", "Eli Kemp (brother): Eli Kemp is Nadia's brother."),
+    ("how do i know eli kemp, brother?", "Eli Kemp (brother): Eli Kemp is Nadia's brother.")])
 async def test_a_chosen_line_saying_no_more_than_where_it_comes_from_answers_only_who_someone_is(
         make_harness, question, answer):
-    model = role_model(planner=[plan("person_facts")], l3={"check_notebook": [{"query": "Leo"}]},
-                       choose=pick_holding("Clara's brother"))
+    model = role_model(planner=[plan("person_facts")], l3={"check_notebook": [{"query": "Eli"}]},
+                       choose=pick_holding("Nadia's brother"))
     assert (await make_harness(model).ask(question, request_id="r5")).answer == answer
 
 
 @pytest.mark.parametrize("question, answer", [
-    ("how much does leo pay in rent", NOT_FOUND),  # an amount is asked; the line gives no value at all
-    ("whats leos phone number", NOT_FOUND),
-    ("where does leo live", "Leo Marsh (brother): Lives in Leeds.")])  # no written value asked
+    ("how much does eli pay in rent", NOT_FOUND),  # an amount is asked; the line gives no value at all
+    ("whats elis phone number", NOT_FOUND),
+    ("where does eli live", "Eli Kemp (brother): Lives in Truro.")])  # no written value asked
 async def test_a_chosen_line_with_no_value_does_not_answer_a_part_asking_for_an_amount_or_a_number(
         make_harness, question, answer):
-    model = role_model(planner=[plan("person_facts")], l3={"check_notebook": [{"query": "Leo"}]},
-                       choose=pick_holding("Lives in Leeds"))
+    model = role_model(planner=[plan("person_facts")], l3={"check_notebook": [{"query": "Eli"}]},
+                       choose=pick_holding("Lives in Truro"))
     assert (await make_harness(model).ask(question, request_id="r6")).answer == answer
 
 
@@ -683,9 +683,9 @@ async def test_a_who_question_is_not_answered_by_a_chosen_line_naming_no_one(mak
 def test_a_line_adds_nothing_when_its_words_beyond_its_label_are_names():
     def span(label, text):
         return Span(text, "notebook", label, label)
-    assert replies.adds_nothing(span("Leo Marsh (brother)", "Leo Marsh is Clara's brother."))
-    assert not replies.adds_nothing(span("Leo Marsh (brother)", "Lives in Leeds."))
-    assert not replies.adds_nothing(span("Leo Marsh (brother)", "Leo's wife is Mia."))
+    assert replies.adds_nothing(span("Eli Kemp (brother)", "Eli Kemp is Nadia's brother."))
+    assert not replies.adds_nothing(span("Eli Kemp (brother)", "Lives in Truro."))
+    assert not replies.adds_nothing(span("Eli Kemp (brother)", "Eli's wife is Zara."))
     bill = "oakridge-broadband-bill-2026-07.md on server"
     assert replies.adds_nothing(span(bill, "July 2026"))  # the month the file is named for
     assert replies.adds_nothing(span("receipt-alder-electricals-2024-12-20.txt on pi", "ALDER ELECTRICALS"))
@@ -698,17 +698,17 @@ def test_a_line_adds_nothing_when_its_words_beyond_its_label_are_names():
 async def test_a_choice_that_fails_falls_back_to_the_best_ranked_line(make_harness):
     def broken(info):
         raise ValueError("not JSON")  # as a cut-off generation surfaces
-    model = role_model(planner=[plan("person_facts")], l3={"check_notebook": [{"query": "Leo birthday"}]},
+    model = role_model(planner=[plan("person_facts")], l3={"check_notebook": [{"query": "Eli birthday"}]},
                        choose=broken)
-    out = await make_harness(model).ask("When is Leo's birthday?", request_id="r3")
-    assert out.answer == "Leo Marsh (brother): Birthday 3 May 1990." and out.exit_kind == "complete"
+    out = await make_harness(model).ask("When is Eli's birthday?", request_id="r3")
+    assert out.answer == "Eli Kemp (brother): Birthday 3 May 1990." and out.exit_kind == "complete"
 
 
 async def test_a_located_file_is_attached_and_named(make_harness):
     model = role_model(planner=[plan("find_document")],
                        l3={"find_file": [{"query": "curriculum vitae", "devices": []}]}, choose=pick_holding("Email"))
     out = await make_harness(model).ask("What email is on my resume?", request_id="r4")
-    assert out.answer == "resume.txt on laptop: Email clara.brennan@example.org."
+    assert out.answer == "resume.txt on laptop: Email nadia.ferris@example.org."
     assert out.attachment == {"device": "laptop", "path": out.attachment["path"], "name": "resume.txt"}
     assert out.sources[0]["store"] == "files" and out.sources[0]["device"] == "laptop"
     nothing = role_model(planner=[plan("find_document")],
@@ -720,37 +720,37 @@ async def test_a_located_file_is_attached_and_named(make_harness):
 
 async def test_the_file_a_chosen_reference_is_written_in_is_attached_before_the_plans_best_hit(make_harness, store,
                                                                                                  tmp_path):
-    # The plan's search finds the packing list first ("lisbon flight" all over it); the note line the
+    # The plan's search finds the packing list first ("vienna flight" all over it); the note line the
     # model chooses gives the booking reference, and the confirmation is the file that holds it.
     docs = tmp_path / "files" / "laptop" / "docs"
-    (docs / "lisbon-flight-packing-list.txt").write_text("Lisbon flight packing list: passport, charger, "
-                                                         "Lisbon flight snacks, Lisbon flight pillow.", encoding="utf-8")
-    (docs / "booking-confirmation-2027-01.txt").write_text("Your booking with Umbra Air.\n\nLisbon flight, "
+    (docs / "vienna-flight-packing-list.txt").write_text("Vienna flight packing list: passport, charger, "
+                                                         "Vienna flight snacks, Vienna flight pillow.", encoding="utf-8")
+    (docs / "booking-confirmation-2027-03.txt").write_text("Your booking with Umbra Air.\n\nVienna flight, "
                                                            "booking reference: LX4Q7Z.", encoding="utf-8")
     await index_paths(store.conn, "laptop", [tmp_path / "files" / "laptop"])
-    await store.notebook.add("fact", "Lisbon trip", "Flight to Lisbon on 14 January, booking reference LX4Q7Z.",
+    await store.notebook.add("fact", "Vienna trip", "Flight to Vienna on 14 March, booking reference LX4Q7Z.",
                              "2026-10-02")
     model = role_model(planner=[plan("find_document")],
-                       l3={"find_file": [{"query": "lisbon flight", "devices": []}]},
-                       choose=pick_holding("Flight to Lisbon on"))
-    out = await make_harness(model, by_question=True).ask("booking number for the lisbon flight?", request_id="r9")
-    assert out.answer.startswith("Lisbon trip: Flight to Lisbon on 14 January, booking reference LX4Q7Z.")
-    assert out.attachment["name"] == "booking-confirmation-2027-01.txt"
+                       l3={"find_file": [{"query": "vienna flight", "devices": []}]},
+                       choose=pick_holding("Flight to Vienna on"))
+    out = await make_harness(model, by_question=True).ask("booking number for the vienna flight?", request_id="r9")
+    assert out.answer.startswith("Vienna trip: Flight to Vienna on 14 March, booking reference LX4Q7Z.")
+    assert out.attachment["name"] == "booking-confirmation-2027-03.txt"
     assert values_in("Booking reference GS0BW5, policy JZY-3549-8145.") == {"gs0bw5", "jzy-3549-8145", "3549-8145"}
 
 
 async def test_a_chosen_line_naming_nothing_asked_gives_way_to_the_line_naming_all_of_it(make_harness, store):
-    """"whats the gate code, and leos birthday": the model picks the bike lock's code, a line that
+    """"whats the gate code, and elis birthday": the model picks the bike lock's code, a line that
     names no gate; the line naming the gate and holding a code answers. With no such line the
     choice is no answer (a one-part question hears that nothing was found)."""
     await store.notebook.add("fact", "Bike lock", "The bike lock code is 9981.", "2026-10-02")
     await store.notebook.add("fact", "Gate", "The gate code is 4512.", "2026-10-03")
     asked = {tool: (lambda info: {"query": "gate code"}) for tool in ("check_notebook", "grep_memory")}
     model = role_model(planner=[plan("person_facts")], l3=asked, choose=pick_holding("9981", "3 May"))
-    out = await make_harness(model, by_question=True).ask("whats the gate code, and leos birthday", request_id="e1")
+    out = await make_harness(model, by_question=True).ask("whats the gate code, and elis birthday", request_id="e1")
     prompts = [c.prompt for c in model.calls if c.role == "choose"]
     assert "The bike lock code is 9981." in prompts[0]  # the model was shown it, and chose it
-    assert out.answer.splitlines() == ["Gate: The gate code is 4512.", "Leo Marsh (brother): Birthday 3 May 1990."]
+    assert out.answer.splitlines() == ["Gate: The gate code is 4512.", "Eli Kemp (brother): Birthday 3 May 1990."]
     asked = {tool: (lambda info: {"query": "garage code"}) for tool in ("check_notebook", "grep_memory")}
     model = role_model(planner=[plan("person_facts")], l3=asked, choose=pick_holding("9981"))
     out = await make_harness(model, by_question=True).ask("whats the garage code", request_id="e2")
@@ -773,8 +773,8 @@ async def test_the_models_own_reply_is_never_a_tool_call_it_wrote(make_harness):
 
 async def test_no_data_planned_but_the_question_words_find_it(make_harness):
     model = role_model(planner=[plan("none")], choose=pick_holding("3 May"))
-    out = await make_harness(model, by_question=True).ask("leo birthday", request_id="r7")
-    assert out.answer == "Leo Marsh (brother): Birthday 3 May 1990."
+    out = await make_harness(model, by_question=True).ask("eli birthday", request_id="r7")
+    assert out.answer == "Eli Kemp (brother): Birthday 3 May 1990."
     assert "reply" not in [c.role for c in model.calls]
 
 
@@ -786,29 +786,29 @@ def _event(title: str, start: str, end: str, notes: str = "", location: str = ""
 
 def test_a_calendar_answer_names_the_range_and_lists_its_events():
     read = CalendarRead(date(2026, 11, 9), date(2026, 11, 15), "next week",
-                        [_event("Dentist", "2026-11-10T10:15:00+00:00", "2026-11-10T11:00:00+00:00", location="Park St"),
+                        [_event("Dentist", "2026-11-10T09:40:00+00:00", "2026-11-10T11:00:00+00:00", location="Cedar St"),
                          _event("Book club", "2026-11-12T19:00:00+00:00", "2026-11-12T21:00:00+00:00")])
     out = calendar_reply(read, "What's on next week?")
-    assert out.text == ("Next week, Mon 9 Nov to Sun 15 Nov:\nDentist — Tue 10 Nov 10:15-11:00 @ Park St\n"
+    assert out.text == ("Next week, Mon 9 Nov to Sun 15 Nov:\nDentist — Tue 10 Nov 09:40-11:00 @ Cedar St\n"
                         "Book club — Thu 12 Nov 19:00-21:00")
     assert out.sources[0]["store"] == "calendar"
     only = calendar_reply(read, "When is the dentist next week?")
-    assert only.text == "Next week, Mon 9 Nov to Sun 15 Nov: Dentist — Tue 10 Nov 10:15-11:00 @ Park St"
+    assert only.text == "Next week, Mon 9 Nov to Sun 15 Nov: Dentist — Tue 10 Nov 09:40-11:00 @ Cedar St"
     empty = calendar_reply(CalendarRead(date(2026, 11, 7), date(2026, 11, 8), "this weekend", []), "q")
     assert empty.text == "Nothing on your calendar this weekend (Sat 7 Nov to Sun 8 Nov)."
 
 
 def test_the_days_asked_about_do_not_narrow_a_list():
     read = CalendarRead(date(2026, 11, 18), date(2026, 11, 30), "the rest of this month",
-                        [_event("Fibre install", "2026-11-20T08:00:00+00:00", "2026-11-20T13:00:00+00:00",
-                                notes="Joel is home on a rest day."),
-                         _event("Dentist", "2026-11-24T10:15:00+00:00", "2026-11-24T11:00:00+00:00")])
+                        [_event("Sofa delivery", "2026-11-20T08:00:00+00:00", "2026-11-20T13:00:00+00:00",
+                                notes="Callum is home on a rest day."),
+                         _event("Dentist", "2026-11-26T09:40:00+00:00", "2026-11-26T11:00:00+00:00")])
     assert "Dentist" in calendar_reply(read, "What's left on my calendar for the rest of this month?").text
 
 
 def test_checking_the_diary_names_no_event():
     read = CalendarRead(date(2026, 11, 18), date(2026, 11, 20), "the next 3 days",
-                        [_event("Dentist check-up", "2026-11-18T10:15:00+00:00", "2026-11-18T11:00:00+00:00"),
+                        [_event("Dentist check-up", "2026-11-18T09:40:00+00:00", "2026-11-18T11:00:00+00:00"),
                          _event("Lunch with Nerys", "2026-11-19T12:30:00+00:00", "2026-11-19T13:30:00+00:00")])
     for asked in ("can you check the diary and tell me what's planned the next 3 days",
                   "whats in the diary the next 3 days, the main things"):
@@ -837,57 +837,57 @@ def test_a_clause_asking_which_days_a_date_phrase_means_asks_for_dates(question,
 
 async def test_a_question_asking_a_ranges_dates_is_answered_with_them_though_the_plan_read_the_calendar(
         make_harness, store):
-    await store.calendar.upsert(EventRecord("dentist-1", "Dentist check-up", datetime(2026, 11, 7, 10, 15),
-                                            datetime(2026, 11, 7, 11, 0), False, location="Park Street Dental"))
+    await store.calendar.upsert(EventRecord("dentist-1", "Dentist check-up", datetime(2026, 11, 7, 9, 40),
+                                            datetime(2026, 11, 7, 11, 0), False, location="Cedar Street Dental"))
     model = role_model(planner=[plan("calendar_question")])
     out = await make_harness(model).ask("Which days does this weekend cover, start to end?", request_id="c0")
     assert out.answer == "Today is Monday, 2026-11-02. This weekend runs from 2026-11-07 to 2026-11-08."
 
 
 async def test_a_calendar_question_reads_the_named_range_without_a_generation(make_harness, store):
-    await store.calendar.upsert(EventRecord("dentist-1", "Dentist check-up", datetime(2026, 11, 10, 10, 15),
-                                            datetime(2026, 11, 10, 11, 0), False, location="Park Street Dental"))
+    await store.calendar.upsert(EventRecord("dentist-1", "Dentist check-up", datetime(2026, 11, 10, 9, 40),
+                                            datetime(2026, 11, 10, 11, 0), False, location="Cedar Street Dental"))
     model = role_model(planner=[plan("calendar_question")])
     out = await make_harness(model).ask("what have I got next Tuesday?", request_id="c1")
     assert [c.role for c in model.calls] == ["planner"]  # the resolver knew the day: no L3, no choice
-    assert out.answer == "Next Tuesday, Tue 10 Nov: Dentist check-up — Tue 10 Nov 10:15-11:00 @ Park Street Dental"
+    assert out.answer == "Next Tuesday, Tue 10 Nov: Dentist check-up — Tue 10 Nov 09:40-11:00 @ Cedar Street Dental"
     assert out.tools_called[:2] == ["current_date", "queryCalendar"]
 
 
 async def test_a_two_part_question_answers_a_part_naming_days_from_the_calendar(make_harness, store):
-    """"what have I got next Tuesday, and where does Leo live": Tuesday rendered as a calendar
-    answer is, and Leo's line chosen for the other part; the whole question is no calendar range."""
-    await store.calendar.upsert(EventRecord("dentist-1", "Dentist check-up", datetime(2026, 11, 10, 10, 15),
-                                            datetime(2026, 11, 10, 11, 0), False, location="Park Street Dental"))
+    """"what have I got next Tuesday, and where does Eli live": Tuesday rendered as a calendar
+    answer is, and Eli's line chosen for the other part; the whole question is no calendar range."""
+    await store.calendar.upsert(EventRecord("dentist-1", "Dentist check-up", datetime(2026, 11, 10, 9, 40),
+                                            datetime(2026, 11, 10, 11, 0), False, location="Cedar Street Dental"))
     seen = []
 
     def choose(info):
         seen.append(info.prompt.rstrip().rsplit("Question: ", 1)[1].split("\n")[0])
-        return pick_holding("Leeds")(info)
+        return pick_holding("Truro")(info)
     model = role_model(planner=[plan("calendar_question")], choose=choose)
-    out = await make_harness(model, by_question=True).ask("what have I got next Tuesday, and where does Leo live?",
+    out = await make_harness(model, by_question=True).ask("what have I got next Tuesday, and where does Eli live?",
                                                           request_id="c2")
-    assert seen == ["where does Leo live"]
-    assert out.answer == ("Next Tuesday, Tue 10 Nov: Dentist check-up — Tue 10 Nov 10:15-11:00 @ Park Street Dental\n"
-                          "Leo Marsh (brother): Lives in Leeds.")
+    assert seen == ["where does Eli live"]
+    assert out.answer == ("Next Tuesday, Tue 10 Nov: Dentist check-up — Tue 10 Nov 09:40-11:00 @ Cedar Street Dental\n"
+                          "Eli Kemp (brother): Lives in Truro.")
 
 
 async def test_a_part_naming_days_and_a_thing_no_event_mentions_is_chosen_for_and_her_means_whom_it_names(
         make_harness, store):
-    """"where am i meeting leo next tuesday. his birthday too": Tuesday's dentist is not Leo, so that
+    """"where am i meeting eli next tuesday. his birthday too": Tuesday's dentist is not Eli, so that
     part is chosen for like any; the model reads the other part with whom "his" means."""
-    await store.calendar.upsert(EventRecord("dentist-1", "Dentist check-up", datetime(2026, 11, 10, 10, 15),
-                                            datetime(2026, 11, 10, 11, 0), False, location="Park Street Dental"))
+    await store.calendar.upsert(EventRecord("dentist-1", "Dentist check-up", datetime(2026, 11, 10, 9, 40),
+                                            datetime(2026, 11, 10, 11, 0), False, location="Cedar Street Dental"))
     seen = []
 
     def choose(info):
         seen.append(info.prompt.rstrip().rsplit("Question: ", 1)[1].split("\n")[0])
-        return pick_holding("Leeds" if len(seen) == 1 else "3 May")(info)
+        return pick_holding("Truro" if len(seen) == 1 else "3 May")(info)
     model = role_model(planner=[plan("calendar_question")], choose=choose)
-    out = await make_harness(model, by_question=True).ask("where am i meeting leo next tuesday. his birthday too",
+    out = await make_harness(model, by_question=True).ask("where am i meeting eli next tuesday. his birthday too",
                                                           request_id="c3")
-    assert seen[1] == "Leo Marsh's birthday too" and seen[0].startswith("where am i meeting leo next tuesday")
-    assert out.answer == "Leo Marsh (brother): Lives in Leeds. Birthday 3 May 1990."
+    assert seen[1] == "Eli Kemp's birthday too" and seen[0].startswith("where am i meeting eli next tuesday")
+    assert out.answer == "Eli Kemp (brother): Lives in Truro. Birthday 3 May 1990."
 
 
 def test_an_exclamation_asking_nothing_is_no_part_of_a_question():
@@ -899,11 +899,11 @@ def test_an_exclamation_asking_nothing_is_no_part_of_a_question():
 
 
 def test_whom_a_part_names_is_one_person_of_the_notebook():
-    ch = channels_with(note(1, "Leo Marsh (brother)", LEO_BODY), note(2, "Ana Ruiz (friend)", "Likes tea."))
+    ch = channels_with(note(1, "Eli Kemp (brother)", ELI_BODY), note(2, "Ana Ruiz (friend)", "Likes tea."))
     ch.notes[0]["kind"] = ch.notes[1]["kind"] = "person"
-    assert replies.person_named(ch, "where am i meeting leo") == "Leo Marsh"
-    assert replies.person_named(ch, "my brother's birthday") == "Leo Marsh"
-    assert replies.person_named(ch, "leo and ana") == "" and replies.person_named(ch, "the boiler") == ""
+    assert replies.person_named(ch, "where am i meeting eli") == "Eli Kemp"
+    assert replies.person_named(ch, "my brother's birthday") == "Eli Kemp"
+    assert replies.person_named(ch, "eli and ana") == "" and replies.person_named(ch, "the boiler") == ""
     # Ana's brother is not the asker's brother: "what's Ana's brother called" names Ana alone
     assert replies.person_named(ch, "what's Ana's brother called") == "Ana Ruiz"
 
@@ -916,13 +916,13 @@ def test_a_pronoun_is_named_for_the_chooser_and_he_s_is_he_is():
 
 def test_whom_a_pronoun_means_keeps_the_lines_of_entries_naming_them():  # for what they said (reply())
     ch = channels_with(note(1, "Ada Byrne (friend)", "Lives at 4 Mill Lane."),
-                       note(2, "Joel Marsh (partner)", "Lives at 9 Quay Road."))
-    assert {s.title for s in candidates(ch, "where does she live")} == {"Ada Byrne (friend)", "Joel Marsh (partner)"}
+                       note(2, "Callum Reid (partner)", "Lives at 9 Station Road."))
+    assert {s.title for s in candidates(ch, "where does she live")} == {"Ada Byrne (friend)", "Callum Reid (partner)"}
     assert {s.title for s in candidates(ch, "where does she live", person="Ada Byrne")} == {"Ada Byrne (friend)"}
 
 
 def _ada(*messages: str) -> SideChannels:
-    ch = channels_with(note(1, "Ada Byrne (friend)", "Ada Byrne is a vet in Leeds. She recommended 'Moss Hill' by "
+    ch = channels_with(note(1, "Ada Byrne (friend)", "Ada Byrne is a vet in Truro. She recommended 'Moss Hill' by "
                             "K. Rowe. Birthday 4 May."),
                        memory=tuple({"id": 10 + i, "kind": "message", "who": "Ada Byrne",
                                      "when": f"2026-10-0{i + 1}T10:00:00+00:00", "text": text}
@@ -939,8 +939,8 @@ def test_what_someone_said_is_their_own_words_before_their_page():
     theirs = replies.their_words(spans, part, ch)
     assert theirs[0].text.startswith("Read 'Moss Hill'")
     assert not any(s.store == "notebook" for s in theirs)  # the page says what she is, not what she said
-    # the saying is what is asked, not a word to find: "Ines says ..." says nothing of the book
-    shelf = channels_with(note(1, "Pottery", "Ines says wipe the foot ring."), note(2, "Books", "Moss Hill is on the shelf."))
+    # the saying is what is asked, not a word to find: "Greta says ..." says nothing of the book
+    shelf = channels_with(note(1, "Pottery", "Greta says wipe the foot ring."), note(2, "Books", "Moss Hill is on the shelf."))
     assert [s.title for s in candidates(shelf, "what did they say about moss hill")] == ["Books"]
     assert "Pottery" in {s.title for s in candidates(shelf, "what they say about moss hill")}
 
@@ -955,20 +955,20 @@ def test_their_words_change_nothing_when_none_is_about_what_is_asked():
 @pytest.mark.parametrize("question, answer", [
     ("what time is yoga next tuesday", NOT_FOUND),  # Tuesday holds a dentist, not yoga: chosen or not, no answer
     ("what time is the dentist next tuesday",
-     "Next tuesday, Tue 10 Nov: Dentist check-up — Tue 10 Nov 10:15-11:00 @ Park Street Dental"),
+     "Next tuesday, Tue 10 Nov: Dentist check-up — Tue 10 Nov 09:40-11:00 @ Cedar Street Dental"),
     ("anything fun next tuesday",  # asks nothing of a thing: the day's events
-     "Next tuesday, Tue 10 Nov: Dentist check-up — Tue 10 Nov 10:15-11:00 @ Park Street Dental"),
+     "Next tuesday, Tue 10 Nov: Dentist check-up — Tue 10 Nov 09:40-11:00 @ Cedar Street Dental"),
     ("yoga next tuesday time", NOT_FOUND),  # no question word: it asks a value by ending on it
     ("have i got any free time in 8 days or is it packed",  # "free time" asks no time of "packed"
-     "In 8 days, Tue 10 Nov: Dentist check-up — Tue 10 Nov 10:15-11:00 @ Park Street Dental"),
+     "In 8 days, Tue 10 Nov: Dentist check-up — Tue 10 Nov 09:40-11:00 @ Cedar Street Dental"),
     ("what plans have i got on the day, next tuesday? writing up expenses",  # only the asking clause counts
-     "Next tuesday, Tue 10 Nov: Dentist check-up — Tue 10 Nov 10:15-11:00 @ Park Street Dental"),
+     "Next tuesday, Tue 10 Nov: Dentist check-up — Tue 10 Nov 09:40-11:00 @ Cedar Street Dental"),
     ("morning! which plans have i got next tuesday",  # a greeting is no second part
-     "Next tuesday, Tue 10 Nov: Dentist check-up — Tue 10 Nov 10:15-11:00 @ Park Street Dental")])
+     "Next tuesday, Tue 10 Nov: Dentist check-up — Tue 10 Nov 09:40-11:00 @ Cedar Street Dental")])
 async def test_an_event_answers_what_is_asked_of_a_thing_only_when_it_mentions_it(make_harness, store, question,
                                                                                    answer):
-    await store.calendar.upsert(EventRecord("dentist-1", "Dentist check-up", datetime(2026, 11, 10, 10, 15),
-                                            datetime(2026, 11, 10, 11, 0), False, location="Park Street Dental"))
+    await store.calendar.upsert(EventRecord("dentist-1", "Dentist check-up", datetime(2026, 11, 10, 9, 40),
+                                            datetime(2026, 11, 10, 11, 0), False, location="Cedar Street Dental"))
     model = role_model(planner=[plan("calendar_question")], choose=pick_holding("Dentist check-up"))
     assert (await make_harness(model, by_question=True).ask(question, request_id="c4")).answer == answer
 
@@ -1011,7 +1011,7 @@ def test_the_file_a_chosen_value_is_written_in_is_attached_beside_the_line():
     reply = with_file(composed([line]), file_with_the_value([line], spans))
     assert reply.attachment == record and reply.text.endswith("Found quince-vaccination-record.txt on server.")
     assert file_with_the_value([spans[2]], spans) is None  # a chosen file line brings its own file
-    assert file_with_the_value([Span("Lives in Leeds.", "notebook", "Quince", "Quince")], spans) is None
+    assert file_with_the_value([Span("Lives in Truro.", "notebook", "Quince", "Quince")], spans) is None
 
 
 def test_values_that_tie_two_lines_are_whole_and_specific():
@@ -1033,10 +1033,10 @@ def test_the_models_search_word_in_another_form_is_the_askers_own():
 
 
 def test_a_misspelt_word_counts_as_the_found_word_it_is_one_edit_from():
-    ch = channels_with(note(1, "Dr. Priya Nair (dentist)", "Phone 0117 496 0733. Check-up on 24 November."),
+    ch = channels_with(note(1, "Dr. Anjali Rao (dentist)", "Phone 0117 496 0218. Check-up on 17 March."),
                        note(2, "Appointments", "Hair appointment on 2 December. Car service appointment in May."))
     right = candidates(ch, "dentist appointment phone")
-    assert right[0].label == "Dr. Priya Nair (dentist)"
+    assert right[0].label == "Dr. Anjali Rao (dentist)"
     assert candidates(ch, "dentst appointment phone") == right
     texts = [f"{s.label} {s.text}" for s in item_spans(ch)]
     assert [t.phrases for t in replies.spelled(query_plan("dentst plumbr"), texts)] == [
@@ -1058,7 +1058,7 @@ def test_what_a_question_asks_about_is_named_in_its_asking_clause():
     terms = asked("where did we take mum for her birthday dinner last year", ["mum birthday"])
     assert [t.word for t in terms] == ["mum"]
     assert replies.about("Your journal, 8 Jul 2025: Birthday dinner for Deepika at Glenview Noodle Bar.", terms)
-    assert not replies.about("Leo Marsh (brother): Lives in Leeds.", terms)
+    assert not replies.about("Eli Kemp (brother): Lives in Truro.", terms)
     # the clauses before the one that asks set the scene: "thinkpad" is where the asker is
     assert asked("i'm on the thinkpad now, i bought a few bits at the pharmacy, what did it all cost",
                  ["thinkpad pharmacy"]) == []

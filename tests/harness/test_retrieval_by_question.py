@@ -8,14 +8,14 @@ from edge_agent.tools.registry import build_tools
 
 def test_the_stores_searched_by_words_are_the_query_only_ones_without_an_effect():
     assert set(searchable(build_tools())) == {"check_notebook", "grep_memory", "find_file"}
-    assert question_query("whats leos girlfriend called?") == "leos girlfriend called"  # "whats" is "what's"
+    assert question_query("whats elis girlfriend called?") == "elis girlfriend called"  # "whats" is "what's"
     assert question_query("hi") == "hi" and question_query("?!") == ""
 
 
 async def test_a_misrouted_plan_is_answered_from_the_store_the_question_words_found(make_harness):
     model = role_model(planner=[plan("calendar_question")], choose=pick_holding("3 May"))
-    out = await make_harness(model, by_question=True).ask("leo bday when", request_id="q1")
-    assert out.answer == "Leo Marsh (brother): Birthday 3 May 1990."
+    out = await make_harness(model, by_question=True).ask("eli bday when", request_id="q1")
+    assert out.answer == "Eli Kemp (brother): Birthday 3 May 1990."
     assert "check_notebook" in out.by_question and out.by_question == out.tools_called[-len(out.by_question):]
     assert [c.role for c in model.calls] == ["planner", "choose"]  # the searches cost no model call
 
@@ -27,10 +27,10 @@ async def test_each_stores_pill_shows_once_and_remote_peers_are_left_to_the_plan
         asked_remote.append(query)
         return {"hits": [], "unreachable": []}
 
-    model = role_model(planner=[plan("person_facts")], l3={"check_notebook": [{"query": "Leo birthday"}]},
+    model = role_model(planner=[plan("person_facts")], l3={"check_notebook": [{"query": "Eli birthday"}]},
                        choose=pick_holding("3 May"))
     out = await make_harness(model, by_question=True, remote_search=remote_search).ask(
-        "When is Leo's birthday?", request_id="q2")
+        "When is Eli's birthday?", request_id="q2")
     assert out.pills[0] == "Notebook" and len(out.pills) == len(set(out.pills))
     assert set(out.by_question) == {"check_notebook", "grep_memory", "find_file", "queryCalendar"}
     assert asked_remote == []  # the question's words search this device's index only
@@ -38,35 +38,35 @@ async def test_each_stores_pill_shows_once_and_remote_peers_are_left_to_the_plan
 
 
 async def test_switched_off_nothing_but_the_plan_runs(make_harness):
-    model = role_model(planner=[plan("person_facts")], l3={"check_notebook": [{"query": "Leo birthday"}]},
+    model = role_model(planner=[plan("person_facts")], l3={"check_notebook": [{"query": "Eli birthday"}]},
                        choose=pick_holding("3 May"))
-    out = await make_harness(model, by_question=False).ask("When is Leo's birthday?", request_id="q3")
+    out = await make_harness(model, by_question=False).ask("When is Eli's birthday?", request_id="q3")
     assert out.by_question == [] and out.tools_called == ["check_notebook"]
 
 
 async def test_a_later_parts_pronoun_means_whom_the_who_parts_answer_names(make_harness, store):
-    """"who has my tent and whens his birthday": the journal names Leo, so "his" is Leo's; his page
-    is looked up by that name, and the model choosing for the second part reads "Leo Marsh's"."""
-    await store.notebook.add("person", "Mia Holt (friend)", "Mia Holt is Clara's friend. Birthday 9 June 1991.",
+    """"who has my tent and whens his birthday": the journal names Eli, so "his" is Eli's; his page
+    is looked up by that name, and the model choosing for the second part reads "Eli Kemp's"."""
+    await store.notebook.add("person", "Mia Holt (friend)", "Mia Holt is Nadia's friend. Birthday 9 June 1991.",
                              "2026-10-02")
-    await store.memory.add("journal", "Clara", "2026-10-20T21:00:00+01:00",
-                           "Lent Leo Marsh my tent; he promised it back soon.")
+    await store.memory.add("journal", "Nadia", "2026-10-20T21:00:00+01:00",
+                           "Lent Eli Kemp my tent; he promised it back soon.")
     model = role_model(planner=[plan("recall_conversation")], l3={"grep_memory": [{"query": "tent"}]},
                        choose=[{"lines": [1]}, {"lines": [1]}])  # each part's best-ranked line
     out = await make_harness(model, by_question=True).ask("who has my tent and whens his birthday", request_id="h1")
     second = [c for c in model.calls if c.role == "choose"][-1].prompt
-    assert "whens Leo Marsh's birthday" in second and "1. Leo Marsh (brother): Birthday 3 May 1990." in second
-    assert out.answer.splitlines() == ["Your journal, 20 Oct 2026: Lent Leo Marsh my tent; he promised it back soon.",
-                                       "Leo Marsh (brother): Birthday 3 May 1990."]
+    assert "whens Eli Kemp's birthday" in second and "1. Eli Kemp (brother): Birthday 3 May 1990." in second
+    assert out.answer.splitlines() == ["Your journal, 20 Oct 2026: Lent Eli Kemp my tent; he promised it back soon.",
+                                       "Eli Kemp (brother): Birthday 3 May 1990."]
 
 
 async def test_a_later_parts_pronoun_means_the_person_whose_page_answered_not_every_name_on_it(make_harness, store):
     """"who my plumber is, plus her invoice total": the answer is a line of Ada Moss's page that also
     names the owner, a firm, a street and a town; "her" is Ada Moss, the page's person."""
     await store.notebook.add("person", "Ada Moss (plumber)",
-                             "Ada Moss is Clara's plumber, at Quay Plumbing & Heating, 4 Dock Lane, Bristol.",
+                             "Ada Moss is Nadia's plumber, at Anchor Plumbing & Heating, 4 Dock Lane, Exeter.",
                              "2026-10-02")
-    await store.notebook.add("fact", "Quay Plumbing invoice", "Plumbing invoice total: £315.00, paid by transfer.",
+    await store.notebook.add("fact", "Anchor Plumbing invoice", "Plumbing invoice total: £315.00, paid by transfer.",
                              "2026-10-08")
     model = role_model(planner=[plan("person_facts")], l3={"check_notebook": [{"query": "plumber invoice"}]},
                        choose=[{"lines": [1]}, {"lines": [1]}])

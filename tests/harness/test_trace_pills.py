@@ -17,7 +17,7 @@ def file_question_model(**kw):
             call("find_file", "my CV document"), answer("Done.")],
         l3={"find_file": lambda i: {"query": "resume curriculum vitae", "devices": ["bogus-device"]},
             "check_notebook": [{"query": "email"}]},
-        choose=pick_holding("clara.brennan@example.org"), **kw)
+        choose=pick_holding("nadia.ferris@example.org"), **kw)
 
 
 async def test_role_tags_share_one_counter_and_traces_are_stored(make_harness, db):
@@ -35,12 +35,12 @@ async def test_role_tags_share_one_counter_and_traces_are_stored(make_harness, d
     assert rows[2].bound_tools == ["find_file"] and rows[2].tool == "find_file"
     assert rows[2].input == "my resume"
     assert "=> ran with" in rows[2].output and "resume.txt" in rows[2].output
-    assert "resume.txt on laptop: Email clara.brennan@example.org." in rows[-1].input  # the choice saw the span
-    assert out.answer == "resume.txt on laptop: Email clara.brennan@example.org."
+    assert "resume.txt on laptop: Email nadia.ferris@example.org." in rows[-1].input  # the choice saw the span
+    assert out.answer == "resume.txt on laptop: Email nadia.ferris@example.org."
     assert out.attachment["device"] == "laptop" and out.attachment["name"] == "resume.txt"
     assert out.attachment["path"].endswith("laptop/docs/resume.txt")
     assert out.sources == [{"store": "files", "title": "resume.txt", "device": "laptop",
-                            "text": ["Email clara.brennan@example.org."]}]
+                            "text": ["Email nadia.ferris@example.org."]}]
     assert RESUME_TEXT not in out.answer  # the file's line, not the whole file
 
 
@@ -87,7 +87,7 @@ async def test_list_devices_hidden_from_l2_but_used_by_the_runtime(make_harness)
                        l3={"find_file": lambda i: {"query": "resume", "devices": ["bogus"]}})
     # Unconstrained names here (as from a runtime without grammars): even asked by name it is refused.
     out = await make_harness(model, tools=tools, constrain_l2=False).ask("Find my resume", request_id="r4",
-                                                                          device="Clara's laptop")
+                                                                          device="Nadia's laptop")
     l2_prompts = [c.prompt for c in model.calls if c.role in ("l2", "planner")]
     assert "list_devices(" not in l2_prompts[1]  # not among the signatures
     assert "No tool is called 'list_devices'" in l2_prompts[2]  # and not callable by L2
@@ -150,7 +150,7 @@ async def test_usage_has_the_shape_ops_reads(make_harness, mode):
         model = file_question_model()
     else:
         model = role_model(l2=[{"tool": "find_file", "args": {"query": "resume"}}, {"answer": "x"}],
-                           choose=pick_holding("clara"))
+                           choose=pick_holding("nadia"))
     out = await make_harness(model, constrain_l2=False).ask("email?", request_id="r8", mode=mode)
     u = out.usage
     assert set(u) == {"roles", "model_calls", "prefill_tokens", "decode_tokens", "forced_tokens", "grammar_failures",

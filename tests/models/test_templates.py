@@ -32,9 +32,9 @@ LLAMA3 = ("{{ bos_token }}{% for m in messages %}{% set role = 'ipython' if m['r
           "else m['role'] %}<|start_header_id|>{{ role }}<|end_header_id|>\n\n{{ m['content'] | trim }}<|eot_id|>"
           "{% endfor %}{% if add_generation_prompt %}<|start_header_id|>assistant<|end_header_id|>\n\n{% endif %}")
 
-L2_TURN = [M("system", "Follow the skill."), M("user", "When is Joel's birthday?"),
-           M("assistant", '{"call_tool": {"tool": "check_notebook", "instruction": "Joel"}}'),
-           M("tool", "Joel: birthday 22 October", name="check_notebook"),
+L2_TURN = [M("system", "Follow the skill."), M("user", "When is Callum's birthday?"),
+           M("assistant", '{"call_tool": {"tool": "check_notebook", "instruction": "Callum"}}'),
+           M("tool", "Callum: birthday 14 March", name="check_notebook"),
            M("tool", "no events", name="query_calendar")]
 
 
@@ -61,17 +61,17 @@ def test_without_a_tool_role_results_go_back_as_user_turns(source):
 
 def test_a_template_with_a_tool_role_gets_the_tool_role():
     out = JinjaChatTemplate(CHATML_TOOLS, "", "<|im_end|>").render(L2_TURN)
-    assert "<tool_response>\nJoel: birthday 22 October\n</tool_response>" in out
+    assert "<tool_response>\nCallum: birthday 14 March\n</tool_response>" in out
     assert "Tool result (" not in out
     out3 = JinjaChatTemplate(LLAMA3, "<|begin_of_text|>", "<|eot_id|>").render(L2_TURN)
-    assert "<|start_header_id|>ipython<|end_header_id|>\n\nJoel: birthday 22 October<|eot_id|>" in out3
+    assert "<|start_header_id|>ipython<|end_header_id|>\n\nCallum: birthday 14 March<|eot_id|>" in out3
 
 
 def test_gemma_shape_gets_system_folded_and_turns_alternating():
     t = JinjaChatTemplate(GEMMA, "<bos>", "<eos>")
     out = t.render(L2_TURN)  # would raise twice (system, two user turns in a row) if passed through
-    assert out.startswith("<start_of_turn>user\nFollow the skill.\n\nWhen is Joel's birthday?<end_of_turn>")
-    assert ("<start_of_turn>user\nTool result (check_notebook):\nJoel: birthday 22 October\n\n"
+    assert out.startswith("<start_of_turn>user\nFollow the skill.\n\nWhen is Callum's birthday?<end_of_turn>")
+    assert ("<start_of_turn>user\nTool result (check_notebook):\nCallum: birthday 14 March\n\n"
             "Tool result (query_calendar):\nno events<end_of_turn>") in out
     assert out.endswith("<start_of_turn>model\n")
 

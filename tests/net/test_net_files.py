@@ -21,8 +21,8 @@ from edge_agent.tools.clock import system_clock
 from edge_agent.tools.find_file import FindFile, FindFileArgs
 from edge_agent.tools.list_devices import ListDevices, ListDevicesArgs
 
-RESUME = "Clara Brennan curriculum vitae: ten years of garden design, fluent in Portuguese."
-TAXES = "Tax return 2025 for Clara Brennan: refund expected in March."
+RESUME = "Nadia Ferris curriculum vitae: ten years of garden design, fluent in Welsh."
+TAXES = "Tax return 2025 for Nadia Ferris: refund expected in March."
 
 
 @contextlib.asynccontextmanager
@@ -49,7 +49,7 @@ async def test_find_file_across_two_peers_with_one_offline(settings_for, start_a
     async with running_peer(settings_for("laptop"), tmp_path / "laptop-files"):
         async with running_peer(settings_for("desk"), tmp_path / "desk-files"):
             await until(lambda: service.directory.online("desk") and service.directory.online("laptop"))
-            both = await service.remote.search("Clara Brennan", [])
+            both = await service.remote.search("Nadia Ferris", [])
         # desk has stopped: its retained status says offline.
         await until(lambda: not service.directory.online("desk"))
         started = time.monotonic()

@@ -14,8 +14,8 @@ ICS = """BEGIN:VCALENDAR
 VERSION:2.0
 PRODID:-//test//EN
 BEGIN:VEVENT
-UID:swim@test
-SUMMARY:Saturday swim
+UID:rowing@test
+SUMMARY:Saturday rowing
 DTSTART;TZID=Europe/London:20260307T080000
 DTEND;TZID=Europe/London:20260307T090000
 RRULE:FREQ=WEEKLY;BYDAY=SA
@@ -23,25 +23,25 @@ EXDATE;TZID=Europe/London:20260321T080000
 LOCATION:Leisure centre
 END:VEVENT
 BEGIN:VEVENT
-UID:swim@test
+UID:rowing@test
 RECURRENCE-ID;TZID=Europe/London:20260314T080000
-SUMMARY:Saturday swim (late lane)
+SUMMARY:Saturday rowing (late lane)
 DTSTART;TZID=Europe/London:20260314T110000
 DTEND;TZID=Europe/London:20260314T120000
 END:VEVENT
 BEGIN:VEVENT
-UID:swim@test
+UID:rowing@test
 RECURRENCE-ID;TZID=Europe/London:20260411T080000
-SUMMARY:Saturday swim (moved to Monday)
+SUMMARY:Saturday rowing (moved to Monday)
 DTSTART;TZID=Europe/London:20260413T080000
 DTEND;TZID=Europe/London:20260413T090000
 END:VEVENT
 BEGIN:VEVENT
 UID:holiday@test
-SUMMARY:Lisbon trip
+SUMMARY:Vienna trip
 DTSTART;VALUE=DATE:20260320
 DTEND;VALUE=DATE:20260323
-DESCRIPTION:Flights booked\\, hotel in Alfama.
+DESCRIPTION:Flights booked\\, hotel in Leopoldstadt.
 END:VEVENT
 BEGIN:VEVENT
 UID:standup@test
@@ -80,10 +80,10 @@ def titles(events):
 
 
 async def test_weekly_rule_keeps_wall_time_across_dst_with_exdate_and_override(calendar):
-    events = [e for e in await calendar.between(date(2026, 3, 1), date(2026, 4, 5), LONDON) if "swim" in e.title]
+    events = [e for e in await calendar.between(date(2026, 3, 1), date(2026, 4, 5), LONDON) if "rowing" in e.title]
     starts = [e.start for e in events]
     assert [s.date() for s in starts] == [date(2026, 3, 7), date(2026, 3, 14), date(2026, 3, 28), date(2026, 4, 4)]
-    assert events[1].title == "Saturday swim (late lane)" and starts[1].hour == 11
+    assert events[1].title == "Saturday rowing (late lane)" and starts[1].hour == 11
     # UK clocks go forward on 29 March 2026: still 08:00 on the wall, one hour less in UTC.
     assert starts[0].utcoffset().total_seconds() == 0 and starts[0].hour == 8
     assert starts[3].utcoffset().total_seconds() == 3600 and starts[3].hour == 8
@@ -92,20 +92,20 @@ async def test_weekly_rule_keeps_wall_time_across_dst_with_exdate_and_override(c
 
 async def test_override_moved_out_of_range_still_removes_original_instance(calendar):
     assert [t for t in titles(await calendar.between(date(2026, 4, 11), date(2026, 4, 11), LONDON))
-            if "swim" in t] == []
+            if "rowing" in t] == []
     assert titles(await calendar.between(date(2026, 4, 13), date(2026, 4, 13), LONDON)) == [
-        "Saturday swim (moved to Monday)"]
+        "Saturday rowing (moved to Monday)"]
 
 
 async def test_all_day_multi_day_event_overlaps_and_has_inclusive_last_day(calendar):
     for day in (date(2026, 3, 20), date(2026, 3, 22)):
-        assert "Lisbon trip" in titles(await calendar.between(day, day, LONDON))
-    assert "Lisbon trip" not in titles(await calendar.between(date(2026, 3, 23), date(2026, 3, 23), LONDON))
+        assert "Vienna trip" in titles(await calendar.between(day, day, LONDON))
+    assert "Vienna trip" not in titles(await calendar.between(date(2026, 3, 23), date(2026, 3, 23), LONDON))
     trip = next(e for e in await calendar.between(date(2026, 3, 19), date(2026, 3, 19 + 5), LONDON)
-                if e.title == "Lisbon trip")
+                if e.title == "Vienna trip")
     payload = trip.to_payload()
     assert (payload["start"], payload["end"], payload["all_day"]) == ("2026-03-20", "2026-03-22", True)
-    assert payload["notes"] == "Flights booked, hotel in Alfama."
+    assert payload["notes"] == "Flights booked, hotel in Leopoldstadt."
 
 
 async def test_count_duration_and_display_in_device_zone(calendar):
@@ -130,7 +130,7 @@ async def test_monthly_last_day_rule_until_and_leap_years(calendar):
 
 async def test_infinite_rule_expands_far_in_the_future(calendar):
     events = await calendar.between(date(2030, 6, 1), date(2030, 6, 7), LONDON)
-    assert titles(events) == ["Saturday swim"]
+    assert titles(events) == ["Saturday rowing"]
     assert events[0].start == datetime(2030, 6, 1, 8, 0, tzinfo=LONDON)
 
 

@@ -17,7 +17,7 @@ async def test_a_peer_refuses_symlinks_out_of_its_roots_and_serves_the_rest(tmp_
     (outside / "passwd").write_text(SECRET, encoding="utf-8")
     real_root = tmp_path / "real-docs"
     real_root.mkdir()
-    (real_root / "cv.txt").write_text("Curriculum vitae of Clara, zebracorn-free", encoding="utf-8")
+    (real_root / "cv.txt").write_text("Curriculum vitae of Nadia, zebracorn-free", encoding="utf-8")
     os.symlink(outside / "passwd", real_root / "passwd.txt")
     os.symlink(outside, real_root / "etc-link")
     root = tmp_path / "docs"

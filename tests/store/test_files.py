@@ -10,9 +10,9 @@ from edge_agent.store.files import index_paths, search_files
 def home(tmp_path, write_pdf):
     root = tmp_path / "Documents"
     (root / "Bills").mkdir(parents=True)
-    (root / "Bills" / "electricity-2026-03.txt").write_text("Severn Energy. Amount due 87.35 GBP.", encoding="utf-8")
+    (root / "Bills" / "electricity-2026-03.txt").write_text("Wyvern Energy. Amount due 64.18 GBP.", encoding="utf-8")
     (root / "notes.md").write_text("# Notes\nThe electricity meter is in the hall cupboard.", encoding="utf-8")
-    write_pdf(root / "Resume.pdf", ["Clara Brennan", "clara@example.org", "Senior Data Analyst"])
+    write_pdf(root / "Resume.pdf", ["Nadia Ferris", "nadia@example.org", "Senior Survey Planner"])
     (root / "Photos").mkdir()
     (root / "Photos" / "IMG_0042.jpg").write_bytes(b"\xff\xd8\xff\xe0 not really a jpeg")
     (root / ".hidden").write_text("secret", encoding="utf-8")
@@ -23,7 +23,7 @@ async def test_index_extracts_text_and_searches_name_path_kind_and_body(store, h
     report = await index_paths(store.conn, "pi", [home])
     assert (report.scanned, report.indexed, report.unchanged, report.removed, report.rejects) == (4, 4, 0, 0, [])
     hits = await search_files(store.conn, "resume email")
-    assert hits[0]["name"] == "Resume.pdf" and "clara@example.org" in hits[0]["excerpt"]
+    assert hits[0]["name"] == "Resume.pdf" and "nadia@example.org" in hits[0]["excerpt"]
     assert set(hits[0]) == {"device", "path", "name", "kind", "size", "mtime", "excerpt", "snippet", "passages",
                             "matched", "strength", "score"}
     assert (hits[0]["matched"], hits[0]["strength"]) == (["resume"], "all")  # "email" asks for a value
@@ -98,6 +98,6 @@ async def test_devices_filter_and_device_registry(store, home, tmp_path):
     assert {h["device"] for h in await search_files(store.conn, "electricity")} == {"pi", "laptop"}
     assert {h["device"] for h in await search_files(store.conn, "electricity", ["laptop"])} == {"laptop"}
     assert await store.files.devices() == [{"id": "laptop", "name": "laptop"}, {"id": "pi", "name": "pi"}]
-    await store.files.register_device("laptop", "Clara's laptop")
+    await store.files.register_device("laptop", "Nadia's laptop")
     await store.files.register_device("laptop")  # no name: keeps the one it has
-    assert (await store.files.devices())[0] == {"id": "laptop", "name": "Clara's laptop"}
+    assert (await store.files.devices())[0] == {"id": "laptop", "name": "Nadia's laptop"}

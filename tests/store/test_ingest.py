@@ -8,7 +8,7 @@ from edge_agent.ingest.notes import import_memory, import_notebook
 from edge_agent.ingest.report import ProgressBar
 
 NOTES = [
-    json.dumps({"kind": "person", "title": "Tom Okafor", "body": "Best friend since 2006.", "updated": "2026-01-02"}),
+    json.dumps({"kind": "person", "title": "Ravi Mensah", "body": "Best friend since 2010.", "updated": "2026-01-02"}),
     '{"kind": "fact", "title": "Broken", "body": "missing brace"',
     json.dumps({"kind": "gossip", "title": "Bad kind", "body": "x", "updated": "2026-01-02"}),
     json.dumps({"kind": "fact", "body": "no title", "updated": "2026-01-02"}),
@@ -18,8 +18,8 @@ NOTES = [
     json.dumps({"kind": "instruction", "title": "Units", "body": "Use metric units.", "updated": "2026-01-03"}),
 ]
 MEMORY = [
-    json.dumps({"kind": "chat", "who": "Joel", "when": "2026-01-02T10:00:00+00:00", "text": "Pick up oat milk."}),
-    json.dumps({"kind": "chat", "who": "Joel", "when": "2026-01-02T10:00:00", "text": "No offset."}),
+    json.dumps({"kind": "chat", "who": "Callum", "when": "2026-01-02T10:00:00+00:00", "text": "Pick up oat milk."}),
+    json.dumps({"kind": "chat", "who": "Callum", "when": "2026-01-02T10:00:00", "text": "No offset."}),
     "{not json at all",
     json.dumps({"kind": "call", "who": "Mum", "when": "2026-01-03T18:00:00+00:00", "text": "Allotment news."}),
 ]
@@ -37,10 +37,10 @@ async def test_notebook_import_lands_good_lines_and_reports_each_bad_one(store, 
     assert [r.split(":")[1] for r in report.rejects] == ["2", "3", "4", "6", "7"]
     assert "not valid JSON" in report.rejects[0] and "kind" in report.rejects[1]
     assert "title" in report.rejects[2] and "JSON object" in report.rejects[3] and "updated" in report.rejects[4]
-    assert {n.title for n in await store.notebook.recent(10)} == {"Tom Okafor", "Units"}
+    assert {n.title for n in await store.notebook.recent(10)} == {"Ravi Mensah", "Units"}
     again = await import_notebook(store.notebook, path)
     assert (again.added, again.updated, again.unchanged) == (0, 0, 2)
-    write_lines(path, [NOTES[0].replace("since 2006", "since 2005")])
+    write_lines(path, [NOTES[0].replace("since 2010", "since 2012")])
     third = await import_notebook(store.notebook, path)
     assert (third.added, third.updated) == (0, 1) and await store.notebook.count() == 2
 
@@ -92,12 +92,12 @@ def test_cli_imports_report_rejects_and_fail_only_when_nothing_was_read(data_dir
 
 
 def test_cli_notebook_add_list_show_rm(data_dir, capsys):
-    assert main(["notebook", "add", "The spare key is with Tom.", "--kind", "instruction"]) == 0
-    assert "added note 1: The spare key is with Tom" in capsys.readouterr().out
+    assert main(["notebook", "add", "The spare key is with Ravi.", "--kind", "instruction"]) == 0
+    assert "added note 1: The spare key is with Ravi" in capsys.readouterr().out
     assert main(["notebook", "list"]) == 0
     assert "instruction" in capsys.readouterr().out
     assert main(["notebook", "show", "1"]) == 0
-    assert "The spare key is with Tom." in capsys.readouterr().out
+    assert "The spare key is with Ravi." in capsys.readouterr().out
     assert main(["notebook", "rm", "1"]) == 0
     assert main(["notebook", "show", "1"]) == 1
     assert "no note 1" in capsys.readouterr().err

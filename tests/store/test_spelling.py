@@ -21,7 +21,7 @@ def test_one_edit(a, b, near):
 
 
 def test_a_misspelt_word_is_read_as_the_commonest_found_word_one_edit_away():
-    known = vocabulary(["Dr. Priya Nair (dentist): check-up on Tuesday.", "Dentist reminder", "Dental floss"])
+    known = vocabulary(["Dr. Anjali Rao (dentist): check-up on Tuesday.", "Dentist reminder", "Dental floss"])
     assert corrected("dentst", known) == "dentist"
     assert corrected("dentist", known) is None  # found as it is
     assert corrected("rentst", known) is None  # not the same first letter

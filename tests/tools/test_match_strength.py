@@ -52,7 +52,7 @@ async def test_devices_are_checked_against_the_paired_ones(tools, world_ctx):
         return {"hits": [], "unreachable": []}
 
     async def paired():
-        return [{"id": "phone-2", "name": "Clara's phone", "online": True}]
+        return [{"id": "phone-2", "name": "Nadia's phone", "online": True}]
 
     ctx = ToolContext(store=world_ctx.store, now=world_ctx.now, remote_search=remote, list_remote_devices=paired)
     await tools["find_file"]({"query": "payslip", "devices": ["phone-2", "fridge"]}, ctx)
@@ -71,8 +71,8 @@ def test_merging_compares_scores_within_their_own_source_and_strength_first():
 
 
 def test_a_peer_hit_without_strength_is_scored_here():
-    hit = {"device": "laptop", "path": "/x/cv.txt", "name": "cv.txt", "excerpt": "Curriculum vitae of Clara", "score": 9}
-    scored = with_strength(hit, "Clara CV")
-    assert (scored["matched"], scored["strength"]) == (["clara", "cv"], "all")
-    assert with_strength(hit, "Clara passport scan")["strength"] == "some"
+    hit = {"device": "laptop", "path": "/x/cv.txt", "name": "cv.txt", "excerpt": "Curriculum vitae of Nadia", "score": 9}
+    scored = with_strength(hit, "Nadia CV")
+    assert (scored["matched"], scored["strength"]) == (["nadia", "cv"], "all")
+    assert with_strength(hit, "Nadia passport scan")["strength"] == "some"
     assert with_strength({**hit, "strength": "all"}, "zeppelin")["strength"] == "some"  # a peer's claim is not taken
