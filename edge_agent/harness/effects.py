@@ -15,18 +15,24 @@ import re
 from typing import Any
 
 from edge_agent.harness.fitting import FUNCTION_WORDS, WORD_RE, content_words
+from edge_agent.store.spelling import one_edit
 
 KEEP_SHARE = 0.5  # a crafted text must keep at least this share of the asker's content words
 NUMBER_RE = re.compile(r"\d+")
 EMAIL_RE = re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+")
 QUOTED_RE = re.compile(r"['\"\u2018\u201c]([^'\"\u2019\u201d]{2,60})['\"\u2019\u201d](?!\w)")
-LEAD = r"(?:(?:please|pls|can you|could you|would you|hey|hi|ok|okay|oh|and|so|right|quick one|quickly)[\s,]+)*"
+LEAD = r"(?:(?:please|pls|can you|could you|would you|hey|hi|ok|okay|oh|and|so|right|quick one|quickly|heads up)[\s,]+)*"
 """Words a request may open with before it asks ("hey, quick one, note down ...")."""
 NOTES = r"(?:add|put)(?: this| that| it)? (?:to|in|into) (?:my|the) (?:notes|notebook)"
 """A request phrase naming where it goes: "add to my notes", "put it in the notebook"."""
-SAVE_VERBS = (rf"{NOTES}|remember|make a note|take a note|add a note|keep a note|note|jot down|jot|keep in mind|"
-              r"save|store|write down|don'?t forget|do not forget")
+KEEP_FOR = r"for (?:next time|future reference|reference|the record|later)"
+"""Words that say a statement is for keeping: "for next time: Ana is vegan", "for the record, ..."."""
+SAVE_VERBS = (rf"{NOTES}|{KEEP_FOR}|remember|make a note|take a note|add a note|keep a note|note|jot down|jot|"
+              r"keep in mind|save|store|write down|don'?t forget|do not forget")
 """The verbs that ask to keep a fact; a note's request phrase may also be "log" or "record"."""
+SPELLED = ("remember", "notebook", "record", "forget")
+"""Save words long enough that a word one edit from one is that word misspelt ("remeber",
+"remmember"); shorter ones have real words one edit away ("note": "not", "store": "stone")."""
 AFTER_VERB = r"(?:\s+(?:of|down|this|that|for me|for later|in my notes|in the notebook))*\s*[:,\-–—]?"
 """What may follow the verb before the fact: "down", "this for me", "in my notes", a colon."""
 REQUEST_RE = re.compile(rf"^\s*{LEAD}(?:{SAVE_VERBS}|log|record){AFTER_VERB}\s*", re.IGNORECASE)
@@ -49,27 +55,55 @@ REQUEST_WORDS = frozenset("please remember note make take add jot keep mind save
                           "log record later notes notebook".split())
 
 
+def spelled(question: str) -> str:
+    """The question with a misspelt save word (SPELLED) read as that word: "remeber my ..." asks
+    what "remember my ..." does. Other words stay as they are."""
+    return _spelled(question)[0]
+
+
+def _spelled(question: str) -> tuple[str, list[tuple[int, int]]]:
+    """spelled(question), and where each word read otherwise ends in it with how many characters
+    longer the text is from there on (to find a place in the question again)."""
+    ends: list[tuple[int, int]] = []
+    out, at, grown = [], 0, 0
+    for match in re.finditer(r"[A-Za-z]{5,}", question):
+        word = match.group(0)
+        lower = word.lower()
+        meant = next((s for s in SPELLED if lower != s and lower[0] == s[0] and one_edit(lower, s)), None)
+        if meant is None:
+            continue
+        out += [question[at:match.start()], meant]
+        ends.append((match.start() + grown + len(meant), grown + len(meant) - len(word)))
+        at, grown = match.end(), ends[-1][1]
+    return "".join(out) + question[at:], ends
+
+
 def asks_to_save(question: str) -> bool:
     """Whether the asker tells the assistant to keep a fact (SAVE_REQUEST_RE, and no "?" at the end)."""
-    return SAVE_REQUEST_RE.search(question) is not None and not question.rstrip().endswith("?")
+    return SAVE_REQUEST_RE.search(spelled(question)) is not None and not question.rstrip().endswith("?")
 
 
 def only_asks(question: str) -> bool:
     """Whether the asker only asks, keeping nothing: a yes-no question ("did I ever note down ..."),
-    or a question word or "?" and no word that could ask to keep a fact ("manager when"). "for next
-    time: Ana is vegan" and "remember where the keys went?" are neither: the planner may still take
-    them for a note."""
+    or a question word or "?" and no word that could ask to keep a fact, spelt right or not ("manager
+    when"). "remember where the keys went?" and "remeber my order is a flat white ?" are neither:
+    the planner may still take them for a note."""
     if asks_to_save(question):
         return False
     if QUESTION_START_RE.search(question) is not None:
         return True
     asks = question.rstrip().endswith("?") or QUESTION_WORD_RE.search(question) is not None
-    return asks and SAVE_WORD_RE.search(question) is None
+    return asks and SAVE_WORD_RE.search(spelled(question)) is None
 
 
 def asker_words(question: str) -> str:
     """The fact the asker stated, in their words: the request phrase off, a capital and a full stop."""
-    text = REQUEST_RE.sub("", question, count=1).strip() or question.strip()
+    read, ends = _spelled(question)
+    request = REQUEST_RE.match(read)
+    cut = 0
+    if request is not None:  # where the request phrase ends in the asker's own text
+        cut = request.end() - max((grown for end, grown in ends if end <= request.end()), default=0)
+    text = question[cut:].strip() or question.strip()
     text = text[0].upper() + text[1:] if text else text
     return text if text.endswith((".", "!", "?")) else f"{text}."
 

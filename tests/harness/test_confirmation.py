@@ -97,6 +97,15 @@ async def test_planted_instruction_in_direct_mode_stops_at_confirmation(make_har
     ("Can you save that Rhiannon likes an aisle seat", True),
     ("ok add to my notes that Wiremu is vegetarian now", True),  # where it goes names the request
     ("put it in the notebook: the bike code is 2291", True),
+    ("for next time: Ana is vegan", True),  # words that say it is for keeping
+    ("for future reference, my seat at the theatre is row F, seat 35", True),
+    ("heads up for later, Alina doesn't drink coffee any more", True),
+    ("for the record, Sam borrowed £20", True),
+    ("remeber my bike lock code is 4417", True),  # a save word misspelt, one edit away
+    ("remmember i put the winter duvets in the hall cupboard", True),
+    ("white wine for the dinner party", False),  # "white" is a word of its own, not "write" misspelt
+    ("for later, when is the dentist", False),
+    ("remeber my usual coffee order?", False),
     ("Remember when we went to Vienna?", False),  # a question about the past
     ("remember what Ravi said about the book", False),
     ("What did I note about the boiler?", False),
@@ -110,7 +119,8 @@ def test_asks_to_save(question, saves):
     ("manager when", True),  # a question word, nothing asks to keep anything
     ("did I ever note down my boiler serial number somewhere in my notes", True),  # a yes-no question
     ("what is the wifi password", True),
-    ("for next time: Ana is vegan", False),  # a statement: the planner may take it for a note
+    ("for next time: Ana is vegan", False),  # it asks to keep a fact
+    ("remeber my usual coffee order is iced americano ?", False),  # a save word misspelt: the planner chooses
     ("where I left the car: level 2 bay C7. remember it please", False),
     ("remember what Ravi said about the book", False),
     ("Remember when we went to Vienna?", False),  # a word that may ask to keep: the planner chooses

@@ -14,6 +14,9 @@ from harness_kit import call, plan, role_model
     ("can you remember for me that Mum's favourite flowers are yellow tulips", "Mum's favourite flowers are yellow tulips."),
     ("don't forget my shoe size is UK 8!", "My shoe size is UK 8!"),
     ("My parking space is B12", "My parking space is B12."),
+    ("remeber my  bike code is 4417", "My  bike code is 4417."),  # a misspelt request, the asker's spacing kept
+    ("hey remmember, that the remeber box is blue", "That the remeber box is blue."),  # only the request goes
+    ("for next time: Ana is vegan", "Ana is vegan."),
 ])
 def test_the_askers_fact_without_the_request(question, words):
     assert asker_words(question) == words
