@@ -440,7 +440,7 @@ def item_spans(channels: SideChannels) -> list[Span]:
 
 def candidates(channels: SideChannels, question: str, crafted: Sequence[str] = (),
                first_stores: Sequence[str] = (), limit: int = CANDIDATES, related: str = "",
-               days: Sequence[tuple[date, date]] = (), person: str = "") -> list[Span]:
+               days: Sequence[tuple[date, date]] = (), person: str = "", pronoun: str = "") -> list[Span]:
     """The spans most about the question, best first (see the module docstring).
 
     A term counts fully in the span or in where it comes from (a note titled "Ravi Dutta" is
@@ -455,7 +455,10 @@ def candidates(channels: SideChannels, question: str, crafted: Sequence[str] = (
     are taken greedily: once a chosen span holds a term, that term counts COVERED for the next,
     so a two-part question's second part gets its spans too. Ties keep the plan's stores first
     (`first_stores`), then the tools' order. `person`: whom the question's pronoun means, kept to
-    as a person it names is (only lines of entries that mention them)."""
+    as a person it names is (only lines of entries that mention them); `pronoun`: whom it means when
+    the part may be answered by an entry that does not name them ("her invoice" names her firm):
+    only another person's page that does not mention them is left out ("... and the restaurant
+    from her birthday" is not the neighbour's "Dislikes loud restaurants")."""
     spans = item_spans(channels)
     texts = [f"{s.label} {s.text}" for s in spans]  # what each span is matched against
     # "what did tom say about the book": the saying is what is asked for, not a word it holds
@@ -548,6 +551,11 @@ def candidates(channels: SideChannels, question: str, crafted: Sequence[str] = (
         # and "whats lenas husband called" is no other husband's page
         entries = {s.item for s, text in zip(spans, texts) if text_matches(group, text)}
         left = {i for i in left if spans[i].item in entries}
+    if pronoun:
+        meant = [QueryTerm(w, (w,), False) for w in content_words(pronoun)]
+        pages = {str(n.get("title") or "") for n in channels.notes if n.get("kind") == "person"}
+        theirs = {s.item for s, text in zip(spans, texts) if text_matches(meant, text)}
+        left = {i for i in left if spans[i].item in theirs or not (spans[i].store == "notebook" and spans[i].title in pages)}
     if not asked_people and asks_own(question):
         # "what's my mobile", "my own email for the form": the asker's, not a line of someone else's page
         pages = {str(n.get("title") or "") for n in channels.notes if n.get("kind") == "person"}
@@ -1280,7 +1288,7 @@ async def reply(turn: TurnContext, *, needs_data: bool = True, first_stores: Seq
         spans = candidates(turn.channels, ranked_by, turn.queries, first_stores, related=related, days=days,
                            limit=CANDIDATES + PER_ITEM if said else CANDIDATES,  # their_words may leave out a page
                            # what she said is hers or names her; "her invoice" may name only her firm
-                           person=meant if said else "")
+                           person=meant if said else "", pronoun="" if said else meant)
         spans = their_words(spans, shown, turn.channels)[:CANDIDATES]
         shown = with_days(shown, named_days)
         picked = await choose(turn, spans, shown if len(asked) > 1 or named_days else None) if spans else []

@@ -317,6 +317,27 @@ def test_a_person_the_question_names_is_answered_only_from_entries_about_them():
     assert {s.title for s in candidates(channels_with(rex, rabbit), "rex booster due when")} == {"Rex (dog)"}
 
 
+def test_a_later_parts_pronoun_leaves_out_another_persons_page_that_does_not_name_whom_it_means():
+    """"my mum's email, and the restaurant from her birthday": her is mum; the neighbour's "Dislikes
+    loud restaurants" is no line of hers. Entries that are nobody's page stay ("her invoice" names
+    only her firm), and so does a page that names her."""
+    mum = {**note(1, "Odile Varga (mum)", "Email odile@example.net. Birthday 3 March."), "kind": "person"}
+    neighbour = {**note(2, "Kwame Osei (neighbour)", "Dislikes loud restaurants."), "kind": "person"}
+    uncle = {**note(3, "Bram Varga (uncle)", "Took Odile to a restaurant for her birthday once."), "kind": "person"}
+    dinner = {"id": 4, "kind": "journal", "who": "", "when": "2027-03-03T21:00:00+00:00",
+              "text": "Birthday dinner for Odile at the Lantern Grill."}
+    invoice = {"device": "pi", "path": "/d/invoice.txt", "name": "invoice.txt", "kind": "text",
+               "excerpt": "Restaurant birthday booking deposit £20"}
+    ch = channels_with(mum, neighbour, uncle, memory=(dinner,), files=(invoice,))
+    part, other = "the restaurant from her birthday", "my mum's email"
+    without = [s.title for s in candidates(ch, part, related=other)]
+    assert "Kwame Osei (neighbour)" in without  # the gate is what leaves it out
+    texts = [s.text for s in candidates(ch, part, related=other, pronoun="Odile Varga")]
+    assert "Dislikes loud restaurants." not in texts
+    assert {"Birthday dinner for Odile at the Lantern Grill.", "Took Odile to a restaurant for her birthday once.",
+            "Restaurant birthday booking deposit £20"} <= set(texts)
+
+
 def test_the_askers_own_contact_detail_is_never_a_line_of_someone_elses_page():
     """"what mobile do my notes have for me": the plumber's page has a mobile, and it is not mine."""
     plumber = {**note(1, "Pavel Horak (plumber)", "Pavel runs Horak Heating, mobile 07700 900311."), "kind": "person"}
