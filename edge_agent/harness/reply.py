@@ -154,6 +154,9 @@ WHO = re.compile(rf"\b(?:{_WHO_WORDS}|someone|somebody|anyone|anybody)\b", re.IG
 answer gives is whom a later part's pronoun means."""
 ASKS_WHO = re.compile(rf"\b(?:{_WHO_WORDS})\b", re.IGNORECASE)
 """A part asking who: its answer names someone ("someone messaged ..., what did they say" asks the saying)."""
+ASKS_WHERE = re.compile(r"\b(?:where|wheres|place|venue|restaurant)\b", re.IGNORECASE)
+"""A part asking for a place ("dad where", "the restaurant from her birthday"): a line that only
+says who someone is (adds_nothing) gives none."""
 LIST_SPLIT = re.compile(r"\s+[·•|]\s+|;\s+|\s+—\s+|\s*\n\s*")
 """Where a sentence's parts are separate values: list dots, bars, semicolons, dashes, lines."""
 HEADING = re.compile(r"^#{1,6}\s+")
@@ -553,12 +556,12 @@ def candidates(channels: SideChannels, question: str, crafted: Sequence[str] = (
         left = {i for i in left if spans[i].item in entries}
     if pronoun:
         meant = [QueryTerm(w, (w,), False) for w in content_words(pronoun)]
-        pages = {str(n.get("title") or "") for n in channels.notes if n.get("kind") == "person"}
+        pages = person_pages(channels)
         theirs = {s.item for s, text in zip(spans, texts) if text_matches(meant, text)}
         left = {i for i in left if spans[i].item in theirs or not (spans[i].store == "notebook" and spans[i].title in pages)}
     if not asked_people and asks_own(question):
         # "what's my mobile", "my own email for the form": the asker's, not a line of someone else's page
-        pages = {str(n.get("title") or "") for n in channels.notes if n.get("kind") == "person"}
+        pages = person_pages(channels)
         left = {i for i in left if not (spans[i].store == "notebook" and spans[i].title in pages)}
     # a code the question names ("H14 on the display") is answered by the lines that give it
     codes = [re.compile(rf"\b{re.escape(c)}\b", re.IGNORECASE)
@@ -604,6 +607,11 @@ def asks_own(question: str) -> bool:
     asking = aside(question)[0]
     return (bool(FIRST_PERSON.search(asking)) and not asks_a_name(question)
             and (asked_kind(question) in ("phone", "email") or "postal" in value_kinds(question)))
+
+
+def person_pages(channels: SideChannels) -> set[str]:
+    """The titles of the notebook's pages about a person ("Kiri Tembo (plumber)")."""
+    return {str(n.get("title") or "") for n in channels.notes if n.get("kind") == "person"}
 
 
 def people_asked(channels: SideChannels, asked: Sequence[QueryTerm]) -> list[list[QueryTerm]]:
@@ -947,7 +955,7 @@ def page_person(picked: Sequence[Span], channels: SideChannels) -> str:
     name ("Kiri Tembo (plumber)" -> "Kiri Tembo"); '' when they come from no person's page or from
     several. Whom a later part's "her" means: the person the answer is about, not every name its
     line writes ("Kiri Tembo is Quinn's plumber, at Windsor Plumbing")."""
-    pages = {str(n.get("title") or "") for n in channels.notes if n.get("kind") == "person"}
+    pages = person_pages(channels)
     names = {page_name(s.title) for s in picked if s.store == "notebook" and s.title in pages}
     return names.pop() if len(names) == 1 else ""
 
@@ -1326,6 +1334,14 @@ async def reply(turn: TurnContext, *, needs_data: bool = True, first_stores: Seq
                 log.info("request %s: the chosen lines name no one; the first line naming someone answers",
                          turn.request_id)
                 picked = naming[:1]
+        if picked and ASKS_WHERE.search(part) and not said and all(adds_nothing(s) for s in picked):
+            # "dad where": "Enzo Bhatt is Quinn's dad" says who he is, not where; the best-ranked
+            # line that names something the question did not ("Lives at ..., Hamburg") answers
+            placing = [s for s, names in zip(spans, naming_lines(spans, part)) if names and not adds_nothing(s)]
+            if placing:
+                log.info("request %s: the chosen lines say only who; the first line naming a place answers",
+                         turn.request_id)
+                picked = placing[:1]
         picked = with_the_list(with_the_value(picked, every, part), every, part)
         if (len(asked) == 1 and picked and set(value_kinds(part)) & WRITTEN_KINDS
                 and not any(holds_a_value(s.text) for s in picked)):

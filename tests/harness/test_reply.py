@@ -701,6 +701,19 @@ async def test_a_who_question_is_not_answered_by_a_chosen_line_naming_no_one(mak
     assert replies.names_in("at the depot on Mondays with Farah") == {"farah"}
 
 
+@pytest.mark.parametrize("question, answer", [
+    ("dad where", "Oren Vale (dad): Lives at 12 Birch Lane, Kendal."),  # a place is asked: the line naming one
+    ("whats my dads name", "Oren Vale (dad): Oren Vale is Nadia's dad."),  # a name is asked: the chosen line gives it
+])
+async def test_a_place_question_is_not_answered_by_a_line_saying_only_who_someone_is(make_harness, store, question,
+                                                                                       answer):
+    await store.notebook.add("person", "Oren Vale (dad)", "Oren Vale is Nadia's dad. Lives at 12 Birch Lane, "
+                             "Kendal. Works as a baker at Crumb & Co.", "2026-09-01")
+    model = role_model(planner=[plan("person_facts")], l3={"check_notebook": [{"query": "dad"}]},
+                       choose=pick_holding("is Nadia's dad"))
+    assert (await make_harness(model).ask(question, request_id="w2")).answer == answer
+
+
 def test_a_line_adds_nothing_when_its_words_beyond_its_label_are_names():
     def span(label, text):
         return Span(text, "notebook", label, label)
