@@ -39,7 +39,10 @@ output head, 170 MB) in Q5_1 makes it 14 MB smaller (Q6_K and the other K types 
 multiple of 256 wide; this model's are 640). Measured on 1bf43d4 (`bench model`): RSS 405 MB
 against 429 with the runtime LoRA (458 with q8_0 on ca88240), decode 0.995 of the base's; but 279
 of 320 held-out answers against 283 (`tune probe --whole`), and the Q5_0 embedding lost 4 of
-world/'s 102, so q8_0 stays the default."""
+world/'s 102. Measured again on db6bfe8 (answers chosen, not written): world/ 88 of 102 against
+q8_0's 87, held-out 294 of 328 against 293 (5100-5107) and 298 against 302 (5000-5007), three of
+those four losses questions planned as notes to save ("hey remind me of rustams book tip please")
+where q8_0 planned none. Its smaller output head moves near ties, so q8_0 stays the default."""
 DEFAULT_MERGE = "q8_0"  # measured: docs/eval (decode speed and agreement with base + runtime LoRA)
 LORA_A, LORA_B = ".lora_a", ".lora_b"
 ALPHA_KEY = "adapter.lora.alpha"
