@@ -55,15 +55,15 @@ REQUEST_WORDS = frozenset("please remember note make take add jot keep mind save
                           "log record later notes notebook".split())
 
 
-def spelled(question: str) -> str:
+def save_words_spelt(question: str) -> str:
     """The question with a misspelt save word (SPELLED) read as that word: "remeber my ..." asks
     what "remember my ..." does. Other words stay as they are."""
-    return _spelled(question)[0]
+    return _save_words_spelt(question)[0]
 
 
-def _spelled(question: str) -> tuple[str, list[tuple[int, int]]]:
-    """spelled(question), and where each word read otherwise ends in it with how many characters
-    longer the text is from there on (to find a place in the question again)."""
+def _save_words_spelt(question: str) -> tuple[str, list[tuple[int, int]]]:
+    """save_words_spelt(question), and where each word read otherwise ends in it with how many
+    characters longer the text is from there on (to find a place in the question again)."""
     ends: list[tuple[int, int]] = []
     out, at, grown = [], 0, 0
     for match in re.finditer(r"[A-Za-z]{5,}", question):
@@ -80,7 +80,7 @@ def _spelled(question: str) -> tuple[str, list[tuple[int, int]]]:
 
 def asks_to_save(question: str) -> bool:
     """Whether the asker tells the assistant to keep a fact (SAVE_REQUEST_RE, and no "?" at the end)."""
-    return SAVE_REQUEST_RE.search(spelled(question)) is not None and not question.rstrip().endswith("?")
+    return SAVE_REQUEST_RE.search(save_words_spelt(question)) is not None and not question.rstrip().endswith("?")
 
 
 def only_asks(question: str) -> bool:
@@ -93,16 +93,16 @@ def only_asks(question: str) -> bool:
     if QUESTION_START_RE.search(question) is not None:
         return True
     asks = question.rstrip().endswith("?") or QUESTION_WORD_RE.search(question) is not None
-    return asks and SAVE_WORD_RE.search(spelled(question)) is None
+    return asks and SAVE_WORD_RE.search(save_words_spelt(question)) is None
 
 
 def asker_words(question: str) -> str:
     """The fact the asker stated, in their words: the request phrase off, a capital and a full stop."""
-    read, ends = _spelled(question)
+    read, ends = _save_words_spelt(question)
     request = REQUEST_RE.match(read)
     cut = 0
     if request is not None:  # where the request phrase ends in the asker's own text
-        cut = request.end() - max((grown for end, grown in ends if end <= request.end()), default=0)
+        cut = request.end() - next((grown for end, grown in reversed(ends) if end <= request.end()), 0)
     text = question[cut:].strip() or question.strip()
     text = text[0].upper() + text[1:] if text else text
     return text if text.endswith((".", "!", "?")) else f"{text}."

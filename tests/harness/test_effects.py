@@ -17,6 +17,7 @@ from harness_kit import call, plan, role_model
     ("remeber my  bike code is 4417", "My  bike code is 4417."),  # a misspelt request, the asker's spacing kept
     ("hey remmember, that the remeber box is blue", "That the remeber box is blue."),  # only the request goes
     ("for next time: Ana is vegan", "Ana is vegan."),
+    ("remmember in the noteboook:the gate code is 1904", "The gate code is 1904."),  # two misspelt, both off
 ])
 def test_the_askers_fact_without_the_request(question, words):
     assert asker_words(question) == words
