@@ -154,9 +154,6 @@ WHO = re.compile(rf"\b(?:{_WHO_WORDS}|someone|somebody|anyone|anybody)\b", re.IG
 answer gives is whom a later part's pronoun means."""
 ASKS_WHO = re.compile(rf"\b(?:{_WHO_WORDS})\b", re.IGNORECASE)
 """A part asking who: its answer names someone ("someone messaged ..., what did they say" asks the saying)."""
-ASKS_WHERE = re.compile(r"\b(?:where|wheres|place|venue|restaurant)\b", re.IGNORECASE)
-"""A part asking for a place ("dad where", "the restaurant from her birthday"): a line that only
-says who someone is (adds_nothing) gives none."""
 LIST_SPLIT = re.compile(r"\s+[·•|]\s+|;\s+|\s+—\s+|\s*\n\s*")
 """Where a sentence's parts are separate values: list dots, bars, semicolons, dashes, lines."""
 HEADING = re.compile(r"^#{1,6}\s+")
@@ -204,7 +201,10 @@ VALUE_WORDS = {"number": "number", "numbers": "number", "phone": "number", "mobi
 """A question word asking for a kind of value -> the kind ("when's the MOT" wants a date, "how
 much" an amount). Among the lines about the thing asked, one holding such a value ranks first. An
 address is a postal one unless the question says email (value_kinds)."""
-NAMING_WORDS = frozenset("where wheres who whos whom whose name named called place restaurant venue".split())
+PLACE_WORDS = frozenset("where wheres place restaurant venue".split())
+"""Words asking for a place ("dad where", "the restaurant from her birthday"): a line that only
+says who someone is (adds_nothing) gives none."""
+NAMING_WORDS = PLACE_WORDS | frozenset("who whos whom whose name named called".split())
 """Words asking for a place, a person or a name: "where was Ines's birthday dinner", "the cafe
 from her birthday, what was it called", "what was the place for her birthday" and "which
 restaurant was her birthday meal at" ask for the place, not the birthday's date. Measured on
@@ -547,7 +547,7 @@ def candidates(channels: SideChannels, question: str, crafted: Sequence[str] = (
     which = " ".join(ASKED_WHICH.findall(question))  # "which friend took my drill" asks who, of anyone
     asked_people = [g for g in people if g[0].word not in aside_words and not text_matches(g[:1], which)]
     if person:  # whom the question's pronoun means ("... and what did she say"), as if named
-        asked_people.append([QueryTerm(w, (w,), False) for w in content_words(person)])
+        asked_people.append(name_terms(person))
     for group in asked_people:
         # a person (or pet) the question names: only lines of entries that mention them (by the word
         # asked or their name) can be about them; "mum's address" is not the bill's supply address,
@@ -555,7 +555,7 @@ def candidates(channels: SideChannels, question: str, crafted: Sequence[str] = (
         entries = {s.item for s, text in zip(spans, texts) if text_matches(group, text)}
         left = {i for i in left if spans[i].item in entries}
     if pronoun:
-        meant = [QueryTerm(w, (w,), False) for w in content_words(pronoun)]
+        meant = name_terms(pronoun)
         pages = person_pages(channels)
         theirs = {s.item for s, text in zip(spans, texts) if text_matches(meant, text)}
         left = {i for i in left if spans[i].item in theirs or not (spans[i].store == "notebook" and spans[i].title in pages)}
@@ -663,8 +663,8 @@ SAYING = re.compile(r"\b(?:said|says|say|tell|told|tells|text|texted|wrote|write
                     re.IGNORECASE)
 """A line reporting what someone said ("Ana said it was the best deck"); "He recommended X" on
 their page is the asker's note about them, not their words."""
-SPOKEN = ("message", "call")
-"""The memory-log kinds that are someone's own words (MEMORY_LABELS)."""
+SPOKEN = tuple(MEMORY_LABELS[k].split("{")[0] for k in ("message", "call"))
+"""How the memory-log entries that are someone's own words are named ("Message from ", "Call with ")."""
 
 
 def their_words(spans: Sequence[Span], part: str, channels: SideChannels) -> list[Span]:
@@ -677,10 +677,9 @@ def their_words(spans: Sequence[Span], part: str, channels: SideChannels) -> lis
     if not name:
         return list(spans)
     first = name.split()[0].lower()
-    spoken = tuple(MEMORY_LABELS[k].split("{")[0] for k in SPOKEN)
     # what it is about: the part's words but the person and the saying ("tom", "say")
     topic = [t for t in query_plan(part) if not t.soft and not SAYING.fullmatch(t.word) and not text_matches([t], name)]
-    own = [s for s in spans if (s.store == "memory" and s.label.startswith(spoken) and s.title.lower() == name.lower()
+    own = [s for s in spans if (s.store == "memory" and s.label.startswith(SPOKEN) and s.title.lower() == name.lower()
                                 or SAYING.search(s.text) and text_matches([QueryTerm(first, (first,), False)], s.text))
            and (not topic or text_matches(topic, s.text))]
     if not own:
@@ -688,6 +687,11 @@ def their_words(spans: Sequence[Span], part: str, channels: SideChannels) -> lis
     rest = [s for s in spans if s not in own
             and not (s.store == "notebook" and page_name(s.title) == name and not SAYING.search(s.text))]
     return own + rest
+
+
+def name_terms(name: str) -> list[QueryTerm]:
+    """The words of a name as terms matched by themselves (no synonyms): "Tove Dahl" -> tove, dahl."""
+    return [QueryTerm(w, (w,), False) for w in content_words(name)]
 
 
 def with_names(terms: list[QueryTerm], people: list[list[QueryTerm]]) -> list[QueryTerm]:
@@ -740,6 +744,11 @@ def value_kinds(question: str) -> list[str]:
 def asks_a_name(question: str) -> bool:
     """Whether a question part asks for a place, a person or a name (NAMING_WORDS)."""
     return bool(NAMING_WORDS.intersection(_plain_words(question)))
+
+
+def asks_a_place(question: str) -> bool:
+    """Whether a question part asks for a place (PLACE_WORDS)."""
+    return bool(PLACE_WORDS.intersection(_plain_words(question)))
 
 
 NUMBER_SHORT = re.compile(r"\b(?:no|num|nr)\b\.?(?=\s*(?:[?!,;]|$))|#", re.IGNORECASE)
@@ -1334,7 +1343,7 @@ async def reply(turn: TurnContext, *, needs_data: bool = True, first_stores: Seq
                 log.info("request %s: the chosen lines name no one; the first line naming someone answers",
                          turn.request_id)
                 picked = naming[:1]
-        if picked and ASKS_WHERE.search(part) and not said and all(adds_nothing(s) for s in picked):
+        if picked and asks_a_place(part) and not said and all(adds_nothing(s) for s in picked):
             # "dad where": "Enzo Bhatt is Quinn's dad" says who he is, not where; the best-ranked
             # line that names something the question did not ("Lives at ..., Hamburg") answers
             placing = [s for s, names in zip(spans, naming_lines(spans, part)) if names and not adds_nothing(s)]

@@ -127,8 +127,7 @@ def calendar(kit: Kit, n: int) -> None:
 def _once_in_open_range(kit: Kit) -> list[tuple[Event, date]]:
     """The timed, non-repeating events with a spoken name that have one instance in the open range
     the harness gives L3 (prompts.OPEN_RANGE_DAYS), each with that instance's day."""
-    today = kit.hh.today
-    first, last = (today + timedelta(days=d) for d in OPEN_RANGE_DAYS)
+    first, last = _open_range(kit)
     once = []
     for ev in kit.hh.events:
         if ev.spoken and not ev.rrule and not ev.all_day:
