@@ -83,14 +83,25 @@ def beyond_dates(question: str, today: date) -> list[QueryTerm]:
 
 def most_mentioned(events: list[dict[str, Any]], question: str) -> list[dict[str, Any]]:
     """Of a range's events, those mentioning the most of the question's topic terms ([] when the
-    question names no event, or no event mentions one): "how much is the boiler service in
-    January?" wants the boiler service, not every event of January."""
+    question names no event): "how much is the boiler service in January?" wants the boiler
+    service, not every event of January. An event is named when its title or place holds one of
+    the words itself, or when it mentions more than half of them: "someone wants to meet up the
+    next 10 days, am i busy" names no "Drinks with Petra" whose notes say "Meeting Petra", nor does
+    "jog my memory, what was booked" name the running club, so every event of the days answers."""
     terms = [t for t in topic_terms(question) if t.word not in STOPWORDS]  # "what did I have on" names nothing
     if not terms or not events:
         return []
     scored = [(mentions(e, terms), e) for e in events]
     best = max(score for score, _ in scored)
-    return [e for score, e in scored if score == best] if best else []
+    kept = [e for score, e in scored if score == best] if best else []
+    return kept if 2 * best > len(terms) or any(titled(e, terms) for e in kept) else []
+
+
+def titled(event: dict[str, Any], terms: list[QueryTerm]) -> bool:
+    """Whether the event's title or place holds one of the terms by its own word (a synonym or the
+    notes do not name an event: "jog" is no "Running club")."""
+    own = [QueryTerm(t.word, t.phrases[:1], t.soft) for t in terms]
+    return bool(mentioned(f"{event.get('title') or ''} {event.get('location') or ''}", own))
 
 
 def names_all(events: list[dict[str, Any]], question: str) -> bool:

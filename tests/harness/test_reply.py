@@ -851,6 +851,25 @@ def test_checking_the_diary_names_no_event():
     assert "Lunch" not in calendar_reply(read, "when's the dentist check-up the next 3 days").text
 
 
+def test_a_word_met_only_in_an_events_notes_or_by_a_synonym_names_no_event():
+    """"someone wants to meet up" names no drinks whose notes say "Meeting ...", "jog my memory" no
+    running club: the range's every event answers. A word of the title names its event, whatever
+    else the question says ("the squash, what time exactly, I need to set an alarm")."""
+    read = CalendarRead(date(2026, 11, 18), date(2026, 11, 24), "the next 7 days",
+                        [_event("Drinks with Anouk", "2026-11-18T19:30:00+00:00", "2026-11-18T22:00:00+00:00",
+                                notes="Meeting Anouk at the Lark."),
+                         _event("Running club", "2026-11-19T20:00:00+00:00", "2026-11-19T21:00:00+00:00"),
+                         _event("Squash", "2026-11-21T18:15:00+00:00", "2026-11-21T19:00:00+00:00")])
+    for asked in ("so someone wants to meet up the next 7 days, am i busy or free",
+                  "jog my memory, what's booked the next 7 days"):
+        text = calendar_reply(read, asked).text
+        assert all(title in text for title in ("Drinks with Anouk", "Running club", "Squash")), asked
+    only = calendar_reply(read, "the squash the next 7 days, what time exactly, I need to set an alarm").text
+    assert "Squash" in only and "Drinks" not in only and "Running" not in only
+    # mentioning more than half of the words names an event, wherever they are
+    assert "Running" not in calendar_reply(read, "drinks with anouk the next 7 days").text
+
+
 def test_a_date_answer_is_deterministic():
     payload = {"today": "2026-11-02", "weekday": "Monday", "ranges": {}}
     assert date_reply(payload, "What about this weekend?").text == (
