@@ -25,8 +25,9 @@ class SynonymError(ValueError):
     """A synonym file that cannot be used (its path and the reason)."""
 
 
-def parse_groups(text: str, origin: str) -> list[tuple[str, ...]]:
-    """The groups of one synonym file's text; raises SynonymError naming `origin` and the entry."""
+def parse_groups(text: str, origin: str, sections: tuple[str, ...] = SECTIONS) -> list[tuple[str, ...]]:
+    """The groups of one synonym file's text (of `sections` only, when given); raises SynonymError
+    naming `origin` and the entry."""
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as err:
@@ -35,7 +36,7 @@ def parse_groups(text: str, origin: str) -> list[tuple[str, ...]]:
     if unknown:
         raise SynonymError(f"{origin}: unknown section(s) {sorted(unknown)}; use [synonyms] or [forms]")
     groups = []
-    for section in SECTIONS:
+    for section in (s for s in SECTIONS if s in sections):
         for key, values in (data.get(section) or {}).items():
             if not isinstance(values, list) or not all(isinstance(v, str) for v in values):
                 raise SynonymError(f"{origin}: [{section}] {key} must be a list of strings")
@@ -49,8 +50,10 @@ def parse_groups(text: str, origin: str) -> list[tuple[str, ...]]:
 class SynonymTable:
     """Phrase (by stems) -> the phrases that count as it."""
 
-    def __init__(self, groups: list[tuple[str, ...]]):
+    def __init__(self, groups: list[tuple[str, ...]], forms: list[tuple[str, ...]] = ()):
         self._by_stems: dict[tuple[str, ...], list[str]] = {}
+        self._base = {stems(w): group[0] for group in forms for w in group[1:] if len(stems(w)) == 1}
+        """An irregular form's stem -> its base form ("took" -> "take"), from the [forms] groups."""
         # A phrase that stems to stopwords only is no alternative: the irregular form "ate" stems to
         # "at", and as a form of "eat" it would match every line that says "at".
         stop = {t for w in STOPWORDS for t in stems(w)}
@@ -61,11 +64,17 @@ class SynonymTable:
                 alts.extend(p for p in usable if p not in alts)
 
     def alternatives(self, phrase: str) -> list[str]:
-        return list(self._by_stems.get(stems(phrase), []))
+        """The phrases that count as `phrase`; a phrase of several words is also looked up with its
+        irregular forms in their base form ("took home" is "take home")."""
+        found = self._by_stems.get(stems(phrase))
+        if found is None and len(phrase.split()) > 1:
+            found = self._by_stems.get(stems(" ".join(self._base.get(stems(w), w) for w in phrase.split())))
+        return list(found or [])
 
 
 _builtin = parse_groups(BUILTIN_PATH.read_text(encoding="utf-8"), str(BUILTIN_PATH))
-_table = SynonymTable(_builtin)
+_builtin_forms = parse_groups(BUILTIN_PATH.read_text(encoding="utf-8"), str(BUILTIN_PATH), ("forms",))
+_table = SynonymTable(_builtin, _builtin_forms)
 _user_path: Path | None = None
 
 
@@ -84,12 +93,13 @@ def use_user_synonyms(data_dir: Path) -> int:
     path = Path(data_dir) / USER_FILE_NAME
     if not path.is_file():
         if _user_path is not None:
-            _table, _user_path = SynonymTable(_builtin), None
+            _table, _user_path = SynonymTable(_builtin, _builtin_forms), None
         return 0
     try:
-        user = parse_groups(path.read_text(encoding="utf-8"), str(path))
+        text = path.read_text(encoding="utf-8")
+        user, user_forms = parse_groups(text, str(path)), parse_groups(text, str(path), ("forms",))
     except (OSError, UnicodeDecodeError, SynonymError) as err:
         log.warning("user synonyms ignored: %s", err)
         return 0
-    _table, _user_path = SynonymTable(_builtin + user), path
+    _table, _user_path = SynonymTable(_builtin + user, _builtin_forms + user_forms), path
     return len(user)
