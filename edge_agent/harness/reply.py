@@ -443,7 +443,8 @@ def item_spans(channels: SideChannels) -> list[Span]:
 
 def candidates(channels: SideChannels, question: str, crafted: Sequence[str] = (),
                first_stores: Sequence[str] = (), limit: int = CANDIDATES, related: str = "",
-               days: Sequence[tuple[date, date]] = (), person: str = "", pronoun: str = "") -> list[Span]:
+               days: Sequence[tuple[date, date]] = (), person: str = "", pronoun: str = "",
+               beyond_days: Sequence[str] = ()) -> list[Span]:
     """The spans most about the question, best first (see the module docstring).
 
     A term counts fully in the span or in where it comes from (a note titled "Ravi Dutta" is
@@ -461,7 +462,10 @@ def candidates(channels: SideChannels, question: str, crafted: Sequence[str] = (
     as a person it names is (only lines of entries that mention them); `pronoun`: whom it means when
     the part may be answered by an entry that does not name them ("her invoice" names her firm):
     only another person's page that does not mention them is left out ("... and the restaurant
-    from her birthday" is not the neighbour's "Dislikes loud restaurants")."""
+    from her birthday" is not the neighbour's "Dislikes loud restaurants"). An entry of the `days`
+    the question names ranks first; when it names something beyond them (`beyond_days`, its words),
+    only an entry that holds one of those words does ("what I took home in May, it's on the
+    payslip" is no journal line of May's)."""
     spans = item_spans(channels)
     texts = [f"{s.label} {s.text}" for s in spans]  # what each span is matched against
     # "what did tom say about the book": the saying is what is asked for, not a word it holds
@@ -511,7 +515,7 @@ def candidates(channels: SideChannels, question: str, crafted: Sequence[str] = (
     valued = [any(p.search(s.text) for p in shapes) for s in spans]
     # an entry written on a day the question names ("what did enzo text me last week") says what was said then
     on_day = [bool(s.day) and any(first.isoformat() <= s.day <= last.isoformat() for first, last in days)
-              for s in spans]
+              and (not beyond_days or bool(own[i] & set(beyond_days))) for i, s in enumerate(spans)]
     naming = asks_a_name(question)
     if naming:  # the kind a naming question asks for is a name
         valued = naming_lines(spans, question)
@@ -1302,7 +1306,10 @@ async def reply(turn: TurnContext, *, needs_data: bool = True, first_stores: Seq
         said = bool(SAID.search(part))  # it asks what someone said
         # "who texted me yesterday": the day is no word to find; "the electric in june": the bill says June
         ranked_by = by_name.without_dates(part, today)[0] if named_days and said else part
+        # what it names beyond the days, unless it asks what was said then ("who texted me yesterday")
+        beyond_days = [t.word for t in by_name.beyond_dates(part, today)] if days and today and not said else []
         spans = candidates(turn.channels, ranked_by, turn.queries, first_stores, related=related, days=days,
+                           beyond_days=beyond_days,
                            limit=CANDIDATES + PER_ITEM if said else CANDIDATES,  # their_words may leave out a page
                            # what she said is hers or names her; "her invoice" may name only her firm
                            person=meant if said else "", pronoun="" if said else meant)

@@ -365,6 +365,21 @@ def test_an_entry_written_on_the_days_a_question_names_ranks_first_and_the_model
         "what did enzo text me last week (Mon 12 Jul to Sun 18 Jul)"
 
 
+def test_an_entry_of_the_days_named_ranks_first_only_when_it_holds_what_else_the_question_names():
+    """"what I took home in May, it's on the payslip": a journal line of May says nothing of pay; the
+    payslip's net pay answers. "what was I up to in May" names nothing else: May's entries."""
+    journal = {"id": 1, "kind": "journal", "who": "", "when": "2027-05-12T21:03:00+00:00",
+               "text": "Slept badly after the late film."}
+    slip = {"device": "pi", "path": "/d/orrin-payslip-2027-05.md", "name": "orrin-payslip-2027-05.md",
+            "kind": "text", "excerpt": "Gross pay: £2,410.00.\nNet pay: £1,866.25."}
+    ch = channels_with(memory=(journal,), files=(slip,))
+    may = [(date(2027, 5, 1), date(2027, 5, 31))]
+    asked = "remind me what I took home in May, it's on the payslip"
+    assert candidates(ch, asked, days=may)[0].text == "Slept badly after the late film."  # the day alone
+    assert candidates(ch, asked, days=may, beyond_days=["took home", "payslip"])[0].text == "Net pay: £1,866.25."
+    assert candidates(ch, "what was I up to in May", days=may)[0].text == "Slept badly after the late film."
+
+
 def test_an_event_on_the_day_a_part_names_ranks_first():
     """"where are we having coffee monday": Monday's coffee, not the one of last Friday."""
     def coffee(uid, start, place):
