@@ -16,7 +16,7 @@ from typing import Any
 
 from edge_agent.harness.channels import EVENTS_CHANNEL, item_text
 from edge_agent.harness.events_text import event_text
-from edge_agent.store.text import STOPWORDS, QueryTerm, query_plan, stems, text_matches, tokens
+from edge_agent.store.text import STOPWORDS, QueryTerm, literal_terms, query_plan, stems, text_matches, tokens
 from edge_agent.tools import dates
 from edge_agent.tools.base import ToolResult
 
@@ -100,8 +100,7 @@ def most_mentioned(events: list[dict[str, Any]], question: str) -> list[dict[str
 def titled(event: dict[str, Any], terms: list[QueryTerm]) -> bool:
     """Whether the event's title or place holds one of the terms by its own word (a synonym or the
     notes do not name an event: "jog" is no "Running club")."""
-    own = [QueryTerm(t.word, t.phrases[:1], t.soft) for t in terms]
-    return bool(mentioned(f"{event.get('title') or ''} {event.get('location') or ''}", own))
+    return bool(mentioned(f"{event.get('title') or ''} {event.get('location') or ''}", literal_terms(terms)))
 
 
 def names_all(events: list[dict[str, Any]], question: str) -> bool:

@@ -90,7 +90,8 @@ from edge_agent.harness.reserve import worst_case_tokens
 from edge_agent.harness.turn import CalendarRead, LimitReached, ModelCallFailed, TurnContext
 from edge_agent.store import spelling
 from edge_agent.store.passages import PASSAGE_SEPARATOR
-from edge_agent.store.text import MONTHS, SOFT_WORDS, STOPWORDS, QueryTerm, content_words, query_plan, stems, text_matches
+from edge_agent.store.text import (MONTHS, SOFT_WORDS, STOPWORDS, QueryTerm, content_words, literal_terms, query_plan, stems,
+                                   text_matches)
 from edge_agent.tools import dates
 from edge_agent.tools.current_date import payload_today
 from edge_agent.tools.date_table import AMOUNT_WORDS, WEEKDAY_NAMES
@@ -488,7 +489,7 @@ def candidates(channels: SideChannels, question: str, crafted: Sequence[str] = (
     said = {tuple(stems(t.word)) for t in asked + others}
     terms = _unique(asked + others + [t for q in crafted for t in query_plan(q)
                                       if t.word not in asked_words | other_words and tuple(stems(t.word)) not in said])
-    literal = [QueryTerm(t.word, t.phrases[:1], t.soft) for t in terms]  # the word itself, no synonyms
+    literal = literal_terms(terms)  # the word itself, no synonyms
     if not spans or not terms:
         return []
     own = [set(text_matches(terms, text)) for text in texts]

@@ -181,6 +181,11 @@ def query_plan(query: str) -> list[QueryTerm]:
     return out
 
 
+def literal_terms(terms: list[QueryTerm]) -> list[QueryTerm]:
+    """The terms by their own words, synonyms and other forms left out ("jog" is no "run")."""
+    return [QueryTerm(t.word, t.phrases[:1], t.soft) for t in terms]
+
+
 def fts_query(query: str | list[QueryTerm]) -> str | None:
     """An FTS5 MATCH expression: any of the query's terms (ranking rewards those with more), or None."""
     terms = query_plan(query) if isinstance(query, str) else query
