@@ -25,9 +25,13 @@ class SynonymError(ValueError):
     """A synonym file that cannot be used (its path and the reason)."""
 
 
-def parse_groups(text: str, origin: str, sections: tuple[str, ...] = SECTIONS) -> list[tuple[str, ...]]:
-    """The groups of one synonym file's text (of `sections` only, when given); raises SynonymError
-    naming `origin` and the entry."""
+def parse_groups(text: str, origin: str) -> list[tuple[str, ...]]:
+    """The groups of one synonym file's text; raises SynonymError naming `origin` and the entry."""
+    return [group for groups in parse_sections(text, origin).values() for group in groups]
+
+
+def parse_sections(text: str, origin: str) -> dict[str, list[tuple[str, ...]]]:
+    """parse_groups by section: {"synonyms": groups, "forms": groups}."""
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as err:
@@ -35,8 +39,9 @@ def parse_groups(text: str, origin: str, sections: tuple[str, ...] = SECTIONS) -
     unknown = set(data) - set(SECTIONS)
     if unknown:
         raise SynonymError(f"{origin}: unknown section(s) {sorted(unknown)}; use [synonyms] or [forms]")
-    groups = []
-    for section in (s for s in SECTIONS if s in sections):
+    sections: dict[str, list[tuple[str, ...]]] = {}
+    for section in SECTIONS:
+        groups = sections.setdefault(section, [])
         for key, values in (data.get(section) or {}).items():
             if not isinstance(values, list) or not all(isinstance(v, str) for v in values):
                 raise SynonymError(f"{origin}: [{section}] {key} must be a list of strings")
@@ -44,20 +49,21 @@ def parse_groups(text: str, origin: str, sections: tuple[str, ...] = SECTIONS) -
             if any(not p or len(p) > MAX_PHRASE_CHARS or not stems(p) for p in phrases):
                 raise SynonymError(f"{origin}: [{section}] {key} has an empty or over-long phrase")
             groups.append(phrases)
-    return groups
+    return sections
 
 
 class SynonymTable:
     """Phrase (by stems) -> the phrases that count as it."""
 
-    def __init__(self, groups: list[tuple[str, ...]], forms: list[tuple[str, ...]] = ()):
+    def __init__(self, sections: dict[str, list[tuple[str, ...]]]):
         self._by_stems: dict[tuple[str, ...], list[str]] = {}
-        self._base = {stems(w): group[0] for group in forms for w in group[1:] if len(stems(w)) == 1}
-        """An irregular form's stem -> its base form ("took" -> "take"), from the [forms] groups."""
         # A phrase that stems to stopwords only is no alternative: the irregular form "ate" stems to
         # "at", and as a form of "eat" it would match every line that says "at".
         stop = {t for w in STOPWORDS for t in stems(w)}
-        for group in groups:
+        self._base = {stems(w): group[0] for group in sections["forms"] for w in group[1:]
+                      if len(stems(w)) == 1 and not set(stems(w)) <= stop}
+        """An irregular form's stem -> its base form ("took" -> "take"), from the [forms] groups."""
+        for group in (g for groups in sections.values() for g in groups):
             usable = [p for p in group if not set(stems(p)) <= stop]
             for phrase in group:
                 alts = self._by_stems.setdefault(stems(phrase), [])
@@ -72,9 +78,8 @@ class SynonymTable:
         return list(found or [])
 
 
-_builtin = parse_groups(BUILTIN_PATH.read_text(encoding="utf-8"), str(BUILTIN_PATH))
-_builtin_forms = parse_groups(BUILTIN_PATH.read_text(encoding="utf-8"), str(BUILTIN_PATH), ("forms",))
-_table = SynonymTable(_builtin, _builtin_forms)
+_builtin = parse_sections(BUILTIN_PATH.read_text(encoding="utf-8"), str(BUILTIN_PATH))
+_table = SynonymTable(_builtin)
 _user_path: Path | None = None
 
 
@@ -93,13 +98,12 @@ def use_user_synonyms(data_dir: Path) -> int:
     path = Path(data_dir) / USER_FILE_NAME
     if not path.is_file():
         if _user_path is not None:
-            _table, _user_path = SynonymTable(_builtin, _builtin_forms), None
+            _table, _user_path = SynonymTable(_builtin), None
         return 0
     try:
-        text = path.read_text(encoding="utf-8")
-        user, user_forms = parse_groups(text, str(path)), parse_groups(text, str(path), ("forms",))
+        user = parse_sections(path.read_text(encoding="utf-8"), str(path))
     except (OSError, UnicodeDecodeError, SynonymError) as err:
         log.warning("user synonyms ignored: %s", err)
         return 0
-    _table, _user_path = SynonymTable(_builtin + user, _builtin_forms + user_forms), path
-    return len(user)
+    _table, _user_path = SynonymTable({s: _builtin[s] + user[s] for s in SECTIONS}), path
+    return sum(map(len, user.values()))
