@@ -83,8 +83,8 @@ def beyond_dates(question: str, today: date) -> list[QueryTerm]:
 
 def most_mentioned(events: list[dict[str, Any]], question: str) -> list[dict[str, Any]]:
     """Of a range's events, those mentioning the most of the question's topic terms ([] when the
-    question names no event): "how much is the boiler service in January?" wants the boiler
-    service, not every event of January. An event is named when its title or place holds one of
+    question names no event): "how much is the chimney sweep in March?" wants the chimney sweep,
+    not every event of March. An event is named when its title or place holds one of
     the words itself, or when it mentions more than half of them: "someone wants to meet up the
     next 10 days, am i busy" names no "Drinks with Petra" whose notes say "Meeting Petra", nor does
     "jog my memory, what was booked" name the running club, so every event of the days answers."""

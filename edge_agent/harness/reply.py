@@ -515,8 +515,9 @@ def candidates(channels: SideChannels, question: str, crafted: Sequence[str] = (
     day_bonus = DAY_WEIGHT * max(weight.values(), default=1.0)  # "who texted me yesterday" has no other word
     valued = [any(p.search(s.text) for p in shapes) for s in spans]
     # an entry written on a day the question names ("what did enzo text me last week") says what was said then
+    beyond = set(beyond_days)
     on_day = [bool(s.day) and any(first.isoformat() <= s.day <= last.isoformat() for first, last in days)
-              and (not beyond_days or bool(own[i] & set(beyond_days))) for i, s in enumerate(spans)]
+              and (not beyond or bool(own[i] & beyond)) for i, s in enumerate(spans)]
     naming = asks_a_name(question)
     if naming:  # the kind a naming question asks for is a name
         valued = naming_lines(spans, question)
