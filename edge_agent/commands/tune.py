@@ -42,7 +42,7 @@ def register(sub, parents) -> None:
     merge = group.add_parser("merge", parents=parents,
                              help="merge the adapter into the weights, check it against base + runtime LoRA, record both")
     merge.add_argument("--recipe", default=None,
-                       help="q8_0 | q8_0_emb_q5_1 | q4_0 | q4_k_m | f16 (default: model.adapter_merge)")
+                       help="q8_0 | q8_0_emb_q5_1 | q5_k_m | q4_0 | q4_k_m | f16 (default: model.adapter_merge)")
     merge.add_argument("--households", type=int, default=4,
                        help="held-out households the two are compared on, the whole harness (default 4)")
     merge.add_argument("--no-check", action="store_true",

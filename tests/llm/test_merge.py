@@ -134,3 +134,20 @@ def test_the_small_head_recipe_gives_the_embedding_its_own_type_and_a_file_small
     assert types["blk.0.attn_q.weight"] == gguf.GGMLQuantizationType.Q8_0  # an adapted matrix, merged
     assert made.path.stat().st_size < tiny_model_path.stat().st_size
     assert made.card["recipe"] == "q8_0_emb_q5_1" and made.card["merged_tensors"] > 0
+
+
+@pytest.mark.real_model
+def test_the_five_bit_recipe_keeps_the_embedding_and_is_about_the_base_size(tiny_model_path, tmp_path):
+    import gguf
+
+    from edge_agent.llm.adapter import ADAPTERS_DIR, BUNDLED_ADAPTER
+    from edge_agent.llm.merge import merge
+
+    made = merge(tiny_model_path, ADAPTERS_DIR / BUNDLED_ADAPTER, tmp_path / "m.gguf", "q5_k_m")
+    types = {t.name: t.tensor_type for t in gguf.GGUFReader(made.path, "r").tensors}
+    q = gguf.GGMLQuantizationType
+    assert types["token_embd.weight"] == q.Q8_0  # the base's, untouched
+    assert types["blk.0.attn_q.weight"] == q.Q5_1  # 640-wide rows: no K type fits, and not the base's Q5_0 grid
+    assert types["blk.0.ffn_down.weight"] in (q.Q5_K, q.Q6_K)  # 2048-wide rows take a K type
+    assert abs(made.path.stat().st_size - tiny_model_path.stat().st_size) < 16 * 2**20
+    assert made.card["recipe"] == "q5_k_m" and made.card["merged_tensors"] > 0
