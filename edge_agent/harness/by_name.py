@@ -32,7 +32,9 @@ check the diary", "the main things")."""
 EVENT_NOUNS = frozenset("appointment appointments event events booking bookings".split())
 """Words for any event: they narrow only when the question's other words find nothing ("is the
 hospital appointment soon?" keeps the appointments when none mentions a hospital)."""
-MIN_PREFIX = 3  # a term this long also counts at the start of a longer word ("hair" in "Haircut")
+MIN_PREFIX = 4
+"""A stem this long also counts at the start of a longer word ("hair" in "Haircut"); a shorter one
+starts too many words it is not ("ski" in "Skipped", "bus" in "business", "tax" in "taxi")."""
 
 
 def topic_terms(question: str) -> list[QueryTerm]:

@@ -67,6 +67,18 @@ def test_a_word_counts_at_the_start_of_a_longer_one():
     assert [e["title"] for e in out.payload] == ["Haircut at Comb & Co"]
 
 
+def test_a_short_stem_does_not_count_at_the_start_of_another_word():
+    # "skiing" stems to "ski", which starts "Skipped" and "skin"; the ski lesson is still named
+    events = [event("Call with Nana", "2026-11-21", notes="Skipped on 5 December: skin clinic."),
+              event("Ski lesson", "2026-11-22")]
+    out = about(calendar(events), "when did I last go skiing", SPAN)
+    assert [e["title"] for e in out.payload] == ["Ski lesson"]
+    out = about(calendar(events[:1]), "when did I last go skiing", SPAN)
+    assert not out.found and out.payload == []
+    business = [event("Business review", "2026-11-21")]
+    assert not about(calendar(business), "when does the bus come", SPAN).found
+
+
 def test_with_no_name_found_the_events_the_question_calls_them_are_kept():
     events = [event("Dermatology appointment", "2026-11-21"), event("Swim", "2026-11-22")]
     out = about(calendar(events), "Is the hospital appointment soon? what day is it", SPAN)
