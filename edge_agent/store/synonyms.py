@@ -25,13 +25,9 @@ class SynonymError(ValueError):
     """A synonym file that cannot be used (its path and the reason)."""
 
 
-def parse_groups(text: str, origin: str) -> list[tuple[str, ...]]:
-    """The groups of one synonym file's text; raises SynonymError naming `origin` and the entry."""
-    return [group for groups in parse_sections(text, origin).values() for group in groups]
-
-
 def parse_sections(text: str, origin: str) -> dict[str, list[tuple[str, ...]]]:
-    """parse_groups by section: {"synonyms": groups, "forms": groups}."""
+    """The groups of one synonym file's text by section ({"synonyms": groups, "forms": groups});
+    raises SynonymError naming `origin` and the entry."""
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as err:

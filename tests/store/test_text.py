@@ -130,10 +130,10 @@ def test_user_synonyms_extend_the_table_and_a_broken_file_is_ignored(tmp_path):
 
 def test_the_builtin_table_parses_and_rejects_bad_entries():
     with pytest.raises(synonyms.SynonymError, match="unknown section"):
-        synonyms.parse_groups("[colours]\nred = ['crimson']\n", "x.toml")
+        synonyms.parse_sections("[colours]\nred = ['crimson']\n", "x.toml")
     with pytest.raises(synonyms.SynonymError, match="empty or over-long"):
-        synonyms.parse_groups("[synonyms]\nred = ['']\n", "x.toml")
-    assert len(synonyms.parse_groups(synonyms.BUILTIN_PATH.read_text(encoding="utf-8"), "builtin")) > 40
+        synonyms.parse_sections("[synonyms]\nred = ['']\n", "x.toml")
+    assert sum(map(len, synonyms.parse_sections(synonyms.BUILTIN_PATH.read_text(encoding="utf-8"), "builtin").values())) > 40
 
 
 def test_name_terms_split_camel_case_and_spell_dates():
