@@ -34,7 +34,7 @@ EVENT_NOUNS = frozenset("appointment appointments event events booking bookings"
 hospital appointment soon?" keeps the appointments when none mentions a hospital)."""
 MIN_PREFIX = 4
 """A stem this long also counts at the start of a longer word ("hair" in "Haircut"); a shorter one
-starts too many words it is not ("ski" in "Skipped", "bus" in "business", "tax" in "taxi")."""
+starts too many words it is not ("ski" in "skipping", "bus" in "business", "tax" in "taxi")."""
 
 
 def topic_terms(question: str) -> list[QueryTerm]:
