@@ -112,13 +112,33 @@ def _last_json(path: Path | None) -> dict | None:
     return json.loads(path.read_text(encoding="utf-8").strip().splitlines()[-1])
 
 
+def measure_head(base, adapter, models_dir) -> dict | None:
+    """The head's input importance measured on HEAD_TEXTS of the adapter's training examples through the q8_0
+    merge (the base's own head), into the adapter's card; None when it has no training set."""
+    from edge_agent.llm.adapter import record_head_importance, training_texts
+    from edge_agent.llm.head_quant import importance
+    from edge_agent.llm.merge import ensure_merged
+
+    texts = training_texts(adapter.path)
+    if not texts:
+        print(f"edge-agent tune merge: {adapter.path.name} names no training set: its Q5_1 head is not "
+              "fitted to the head's input", file=sys.stderr)
+        return None
+    reference = ensure_merged(base, adapter, models_dir, "q8_0")
+    print(f"measuring the output head's input on {len(texts)} training examples", file=sys.stderr)
+    values, tokens = importance(reference.path, texts,
+                                progress=lambda done, total: print(f"  {done}/{total}", file=sys.stderr))
+    record_head_importance(adapter.path, list(values), len(texts), tokens, reference.path.name)
+    return {"texts": len(texts), "tokens": tokens}
+
+
 def run_merge(args, settings) -> int:
     """Merge, then the fixed probe through both (same skill, calls and answer), into the card."""
     import asyncio
 
     from edge_agent.llm import load_model, resolve_model_path
     from edge_agent.llm.adapter import choose_adapter, record_merge
-    from edge_agent.llm.merge import DEFAULT_MERGE, MERGE_FTYPES, ensure_merged
+    from edge_agent.llm.merge import DEFAULT_MERGE, EMBEDDING_TYPES, MERGE_FTYPES, ensure_merged, head_importance_of
     from edge_agent.tune.probe import agreement
 
     recipe = args.recipe or (settings.model.adapter_merge if settings.model.adapter_merge != "none" else DEFAULT_MERGE)
@@ -131,6 +151,10 @@ def run_merge(args, settings) -> int:
     if adapter is None:
         print("edge-agent tune merge: no adapter applies to this model", file=sys.stderr)
         return 2
+    if recipe in EMBEDDING_TYPES and head_importance_of(adapter.card) is None:
+        measured = measure_head(base, adapter, settings.models_dir)
+        if measured is not None:
+            adapter = choose_adapter(settings.model.adapter, base, settings.models_dir)  # its card again
     merged = ensure_merged(base, adapter, settings.models_dir, recipe)
     out: dict = {"merged": merged.card}
     if not args.no_check:

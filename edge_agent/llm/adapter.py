@@ -145,6 +145,35 @@ def record_merge(adapter: Path, recipe: str, merged: dict[str, Any], agreement: 
         (ADAPTERS_DIR / MODEL_CARD).write_text(model_card(card), encoding="utf-8")
 
 
+HEAD_TEXTS = 64
+"""Training examples the head's input importance is measured on (about 21,000 tokens, 2 min here:
+llama.cpp computes every token's logits in embedding mode, so all 2,008 would take an hour)."""
+
+
+def training_texts(adapter: Path, n: int = HEAD_TEXTS, seed: int = 0) -> list[str]:
+    """`n` of the adapter's training examples (prompt and target), drawn by `seed`; none when its
+    card names no training set beside it."""
+    import gzip
+    import random
+
+    name = ((read_card(adapter) or {}).get("training_set") or {}).get("file")
+    path = adapter.parent / name if name else None
+    if path is None or not path.is_file():
+        return []
+    with gzip.open(path, "rt", encoding="utf-8") as rows:
+        texts = [row["prompt"] + row["target"] for row in map(json.loads, rows) if row.get("prompt")]
+    random.Random(seed).shuffle(texts)
+    return texts[:n]
+
+
+def record_head_importance(adapter: Path, values: list[float], texts: int, tokens: int, model: str) -> None:
+    """Write the head's input importance (head_quant.importance) into the adapter's card."""
+    card = read_card(adapter) or {}
+    card["head_importance"] = {"model": model, "texts": texts, "tokens": tokens,
+                               "values": [float(f"{v:.5g}") for v in values]}
+    card_path(adapter).write_text(json.dumps(card, indent=1) + "\n", encoding="utf-8")
+
+
 def model_card(card: dict[str, Any]) -> str:
     t, d = card["training"], card["data"]
     kinds = ", ".join(f"{k} {v}" for k, v in sorted(d.get("by_kind", {}).items()))
@@ -165,7 +194,16 @@ Its training examples, as text, are beside it ({TRAINING_SET}).
 | training | {t.get('steps')} steps of {t.get('batch')}, {t.get('epochs')} epoch(s){_extra(t)}, loss on targets only; {t.get('train_s', 0) / 60:.1f} min on CPU at {t.get('tokens_per_s')} tokens/s{_resumed(t)} |
 | loss | first step {t.get('first_loss')}, last ten steps {t.get('last_loss_mean10')} |
 | trained | {card['trained']} by deploy/train-adapter.sh |
-{_probe_row(card.get("probe"))}{_merged_rows(card.get("merged"))}"""
+{_probe_row(card.get("probe"))}{_merged_rows(card.get("merged"))}{_head_row(card.get("head_importance"))}"""
+
+
+def _head_row(head: dict | None) -> str:
+    """Where the importances the Q5_1 output head is fitted under came from, as a card row."""
+    if not head or not head.get("values"):
+        return ""
+    return (f"| output head | a Q5_1 merge fits it under the mean square of each of its {len(head['values'])} input "
+            f"dimensions, measured on {head.get('texts')} training examples ({head.get('tokens')} tokens) through "
+            f"{head.get('model')} (llm/head_quant.py) |\n")
 
 
 def _resumed(t: dict) -> str:

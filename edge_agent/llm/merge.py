@@ -41,20 +41,20 @@ in bay B28, save that" planned as a file search): held-out 303 of 328 as q8_0 (5
 are most of its bytes (a 3B), where q8_0 would double them; on this one q8_0 stays the default."""
 EMBEDDING_TYPES = {"q8_0_emb_q5_1": 7}
 """The ggml type a recipe gives the token embedding (GGML_TYPE_Q5_1 = 7); the others keep the
-base's (Q8_0 in the bundled one). q8_0_emb_q5_1 is for a household short of memory: with the
-merged matrices in Q8_0 the file is 38 MB larger than the base, while the embedding (also Gemma's
-output head, 170 MB) in Q5_1 makes it 14 MB smaller (Q6_K and the other K types need rows a
-multiple of 256 wide; this model's are 640). Measured on 1bf43d4 (`bench model`): RSS 405 MB
-against 429 with the runtime LoRA (458 with q8_0 on ca88240), decode 0.995 of the base's; but 279
-of 320 held-out answers against 283 (`tune probe --whole`), and the Q5_0 embedding lost 4 of
-world/'s 102. Measured again on db6bfe8 (answers chosen, not written): world/ 88 of 102 against
-q8_0's 87, held-out 294 of 328 against 293 (5100-5107) and 298 against 302 (5000-5007), three of
-those four losses questions planned as notes to save ("hey remind me of rustams book tip please")
-where q8_0 planned none. Its smaller output head moves near ties, so q8_0 stays the default."""
+base's (Q8_0 in the bundled one). The embedding is also Gemma's output head (170 MB in Q8_0, read
+whole for every token), so in Q5_1 the merged file is 14 MB smaller than the base, where the q8_0
+recipe's is 38 MB larger (Q6_K and the other K types need rows a multiple of 256 wide; this model's
+are 640). When the adapter's card holds the head's input importance (`tune merge` measures it:
+head_quant.py) each Q5_1 block is fitted under it; without it llama.cpp's quantizer makes the
+Q5_1 from each block's minimum and maximum, which moved near ties: measured on db6bfe8 and
+06d2416, world/ 88 of 102 against q8_0's 87 but held-out 4 to 6 answers fewer of 984. Fitted
+(measured on 0f5bfd4's code): held-out 888 of 984 against q8_0's 886, world/ 86 against 87 — the
+hotel's booking reference for the flights', a near tie every recipe moves (docs/eval)."""
 DEFAULT_MERGE = "q8_0"  # measured: docs/eval (decode speed and agreement with base + runtime LoRA)
 LORA_A, LORA_B = ".lora_a", ".lora_b"
 ALPHA_KEY = "adapter.lora.alpha"
 TOKEN_EMBEDDING = "token_embd.weight"
+Q5_1 = 7  # GGML_TYPE_Q5_1
 
 
 class MergeError(RuntimeError):
@@ -105,8 +105,10 @@ def find_merged(models_dir: Path, base_sha: str, adapter_sha: str, recipe: str =
     return made
 
 
-def merge(base: Path, adapter: Path, out: Path, recipe: str = DEFAULT_MERGE) -> Merged:
-    """Write base ⊕ adapter to `out` in `recipe` (MERGE_FTYPES), with its card; atomically."""
+def merge(base: Path, adapter: Path, out: Path, recipe: str = DEFAULT_MERGE,
+          head_importance: list[float] | None = None) -> Merged:
+    """Write base ⊕ adapter to `out` in `recipe` (MERGE_FTYPES), with its card; atomically. A recipe
+    that re-quantizes the embedding to Q5_1 fits it under `head_importance` when given (head_quant.py)."""
     import gguf
 
     from edge_agent.llm.bundled import sha256_file
@@ -120,16 +122,27 @@ def merge(base: Path, adapter: Path, out: Path, recipe: str = DEFAULT_MERGE) -> 
     out.parent.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(prefix="merge-", dir=out.parent) as tmp:
         plain = Path(tmp) / "merged-f32.gguf"
-        embedding = write_merged_f32(base_reader, deltas, plain, requantized=recipe in EMBEDDING_TYPES)
+        fitted = head_importance if EMBEDDING_TYPES.get(recipe) == Q5_1 else None
+        embedding = write_merged_f32(base_reader, deltas, plain, requantized=recipe in EMBEDDING_TYPES,
+                                     head_importance=fitted)
         partial = out.with_name(out.name + ".partial")
         quantize(plain, partial, MERGE_FTYPES[recipe], EMBEDDING_TYPES.get(recipe, embedding))
         partial.replace(out)
     card = {"file": out.name, "recipe": recipe, "base_file": Path(base).name, "base_sha256": sha256_file(base),
             "adapter_file": Path(adapter).name, "adapter_sha256": sha256_file(adapter), "sha256": sha256_file(out),
             "bytes": out.stat().st_size, "merged_tensors": len(deltas),
-            "seconds": round(time.perf_counter() - t0, 1)}
+            "head_importance": importance_digest(fitted), "seconds": round(time.perf_counter() - t0, 1)}
     card_for(out).write_text(json.dumps(card, indent=1) + "\n", encoding="utf-8")
     return Merged(out, card)
+
+
+def importance_digest(values: list[float] | None) -> str | None:
+    """What a merged card records of the importances its head was fitted under (None: not fitted)."""
+    if values is None:
+        return None
+    import hashlib
+
+    return hashlib.sha256(np.asarray(values, np.float32).tobytes()).hexdigest()
 
 
 def lora_deltas(reader: Any) -> dict[str, np.ndarray]:
@@ -165,9 +178,11 @@ def _floats(tensor: Any) -> np.ndarray:
     return gguf.quants.dequantize(data, tensor.tensor_type).astype(np.float32)
 
 
-def write_merged_f32(reader: Any, deltas: dict[str, np.ndarray], path: Path, requantized: bool = False) -> int:
+def write_merged_f32(reader: Any, deltas: dict[str, np.ndarray], path: Path, requantized: bool = False,
+                     head_importance: list[float] | None = None) -> int:
     """The base with every adapted matrix merged and written as F32, every other tensor copied as it
-    is (the token embedding too, unless it is to be `requantized`: then as F32); returns the token
+    is (the token embedding too, unless it is to be `requantized`: then as F32, or with
+    `head_importance` as Q5_1 fitted under it, which the quantizer then copies); returns the token
     embedding's ggml type in the base."""
     import gguf
 
@@ -191,7 +206,13 @@ def write_merged_f32(reader: Any, deltas: dict[str, np.ndarray], path: Path, req
         if t.name == TOKEN_EMBEDDING:
             embedding = int(t.tensor_type)
         delta = deltas.get(t.name)
-        if delta is not None or (requantized and t.name == TOKEN_EMBEDDING):
+        if requantized and t.name == TOKEN_EMBEDDING and head_importance is not None:
+            from edge_agent.llm.head_quant import quantize_head
+
+            fitted = quantize_head(_floats(t), np.asarray(head_importance, np.float32))
+            writer.add_tensor_info(t.name, fitted.shape, fitted.dtype, fitted.nbytes, gguf.GGMLQuantizationType.Q5_1)
+            arrays.append((t, fitted))
+        elif delta is not None or (requantized and t.name == TOKEN_EMBEDDING):
             merged = _floats(t)
             if delta is not None and merged.shape != delta.shape:
                 raise MergeError(f"{t.name}: base {merged.shape}, adapter {delta.shape}")
@@ -232,6 +253,12 @@ def quantize(src: Path, dst: Path, ftype: int, embedding_type: int) -> None:
         raise MergeError(f"llama_model_quantize returned {rc} for {src.name}")
 
 
+def head_importance_of(card: dict[str, Any] | None) -> list[float] | None:
+    """The head's input importances an adapter's card holds (`tune merge` measures them), if any."""
+    values = ((card or {}).get("head_importance") or {}).get("values")
+    return [float(v) for v in values] if values else None
+
+
 def ensure_merged(base: Path, adapter: Any, models_dir: Path, recipe: str = DEFAULT_MERGE) -> Merged:
     """The merged model for `base` and `adapter` (an llm.adapter.Adapter), made now if it is not in
     `models_dir` yet (once; another process making it meanwhile is waited for). Its sha256 is
@@ -245,11 +272,18 @@ def ensure_merged(base: Path, adapter: Any, models_dir: Path, recipe: str = DEFA
     base_sha = model_sha256(Path(base), models_dir)
     with open(models_dir / ".merge.lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
+        importance = head_importance_of(adapter.card)
         found = find_merged(models_dir, base_sha, adapter.sha256, recipe)
+        fitted_under = importance_digest(importance) if EMBEDDING_TYPES.get(recipe) == Q5_1 else None
+        if found is not None and recipe in EMBEDDING_TYPES and found.card.get("head_importance") != fitted_under:
+            log.info("%s was fitted under other head importances than the adapter's card holds; "
+                     "it is made again", found.path.name)
+            found = None
         if found is None:
             log.info("merging the task adapter into %s (%s), once: it is kept in %s", Path(base).name, recipe,
                      models_dir)
-            found = merge(base, adapter.path, models_dir / merged_name(base_sha, adapter.sha256, recipe), recipe)
+            found = merge(base, adapter.path, models_dir / merged_name(base_sha, adapter.sha256, recipe), recipe,
+                          importance)
             log.info("merged in %.0f s: %s", found.card["seconds"], found.path.name)
     expected = ((adapter.card or {}).get("merged") or {}).get(recipe, {}).get("sha256")
     if expected and expected != found.card.get("sha256"):

@@ -127,3 +127,34 @@ def test_a_merge_recorded_in_the_card_keeps_its_agreement_by_part(tmp_path):
     adapters.record_merge(adapter, "q8_0", {"sha256": "ab" * 32, "bytes": 1}, agreement)
     kept = json.loads(adapters.card_path(adapter).read_text())["merged"]["q8_0"]["agreement"]
     assert kept == {k: v for k, v in agreement.items() if k != "differ"}
+
+
+def test_the_head_is_measured_on_the_adapters_own_training_examples_drawn_the_same_each_time(tmp_path):
+    import gzip
+
+    adapter = tmp_path / "adapter.gguf"
+    adapter.write_bytes(b"GGUF an adapter")
+    assert adapters.training_texts(adapter) == []  # no card, no training set: nothing to measure on
+    rows = [{"role": "planner", "prompt": f"question {i}\n", "target": f"skill {i}"} for i in range(100)]
+    rows.append({"role": "planner", "prompt": "", "target": "a target alone"})
+    with gzip.open(tmp_path / "set.jsonl.gz", "wt", encoding="utf-8") as out:
+        out.writelines(json.dumps(row) + "\n" for row in rows)
+    adapters.card_path(adapter).write_text(json.dumps({"training_set": {"file": "set.jsonl.gz"}}))
+    texts = adapters.training_texts(adapter, n=10)
+    assert len(texts) == 10 and len(set(texts)) == 10 and texts == adapters.training_texts(adapter, n=10)
+    assert set(texts) < {f"question {i}\nskill {i}" for i in range(100)}
+    assert texts != [f"question {i}\nskill {i}" for i in range(10)]  # drawn, not the first ten
+    assert len(adapters.training_texts(adapter, n=500)) == 100
+
+
+def test_the_head_importance_is_kept_in_the_card_beside_what_was_there(tmp_path):
+    adapter = tmp_path / "adapter.gguf"
+    adapter.write_bytes(b"GGUF an adapter")
+    adapters.card_path(adapter).write_text(json.dumps({"sha256": _sha(adapter), "merged": {"q8_0": {}}}))
+    adapters.record_head_importance(adapter, [1.234567891, 1500.0], texts=64, tokens=20000, model="m.gguf")
+    card = json.loads(adapters.card_path(adapter).read_text())
+    assert card["head_importance"] == {"model": "m.gguf", "texts": 64, "tokens": 20000, "values": [1.2346, 1500.0]}
+    assert card["sha256"] == _sha(adapter) and card["merged"] == {"q8_0": {}}
+    row = adapters._head_row(card["head_importance"])
+    assert "its 2 input dimensions, measured on 64 training examples (20000 tokens) through m.gguf" in row
+    assert adapters._head_row(None) == "" and adapters._head_row({"values": []}) == ""

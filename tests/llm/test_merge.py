@@ -71,6 +71,65 @@ def test_a_recipe_that_requantizes_the_embedding_hands_it_to_the_quantizer_as_fl
                                gguf.quants.dequantize(q8, gguf.GGMLQuantizationType.Q8_0), rtol=1e-6)
 
 
+def test_with_head_importances_the_embedding_is_written_as_the_fitted_q5_1_the_quantizer_copies(tmp_path):
+    import gguf
+
+    from edge_agent.llm.head_quant import quantize_head
+
+    rng = np.random.default_rng(2)
+    embd = (rng.standard_normal((6, 64)) * 0.04).astype(np.float32)
+    q8 = gguf.quants.quantize(embd, gguf.GGMLQuantizationType.Q8_0)
+    base_path = tmp_path / "base.gguf"
+    writer = gguf.GGUFWriter(base_path, arch="gemma3")
+    writer.add_tensor("token_embd.weight", q8, raw_dtype=gguf.GGMLQuantizationType.Q8_0)
+    writer.write_header_to_file()
+    writer.write_kv_data_to_file()
+    writer.write_tensors_to_file()
+    writer.close()
+    importance = list(rng.uniform(1, 100, 64))
+    write_merged_f32(gguf.GGUFReader(base_path, "r"), {}, tmp_path / "m.gguf", requantized=True,
+                     head_importance=importance)
+    head = {t.name: t for t in gguf.GGUFReader(tmp_path / "m.gguf", "r").tensors}["token_embd.weight"]
+    assert head.tensor_type == gguf.GGMLQuantizationType.Q5_1
+    expected = quantize_head(gguf.quants.dequantize(q8, gguf.GGMLQuantizationType.Q8_0), np.float32(importance))
+    np.testing.assert_array_equal(np.asarray(head.data), expected)
+
+
+def test_a_merge_fitted_under_other_head_importances_is_made_again(tmp_path, monkeypatch):
+    import json
+
+    from edge_agent.llm import merge as merging
+    from edge_agent.llm.adapter import Adapter
+    from edge_agent.llm.bundled import sha256_file
+    from edge_agent.llm.heads import model_sha256
+
+    base = tmp_path / "base.gguf"
+    base.write_bytes(b"base weights")
+    models = tmp_path / "models"
+    models.mkdir()
+    base_sha = model_sha256(base, models)
+    old, new = [1.0, 2.0], [1.0, 3.0]
+    adapter = Adapter(tmp_path / "a.gguf", "c" * 64, {"head_importance": {"values": new}})
+    path = models / merged_name(base_sha, adapter.sha256, "q8_0_emb_q5_1")
+    made = []
+
+    def fake_merge(base_path, adapter_path, out, recipe, head_importance=None):
+        made.append(head_importance)
+        out.write_bytes(b"merged " + json.dumps(head_importance).encode())
+        card = {"base_sha256": base_sha, "adapter_sha256": adapter.sha256, "sha256": sha256_file(out), "seconds": 0,
+                "head_importance": merging.importance_digest(head_importance)}
+        merging.card_for(out).write_text(json.dumps(card))
+        return merging.Merged(out, card)
+
+    monkeypatch.setattr(merging, "merge", fake_merge)
+    fake_merge(base, adapter.path, path, "q8_0_emb_q5_1", old)  # an earlier fit, on disk
+    made.clear()
+    found = merging.ensure_merged(base, adapter, models, "q8_0_emb_q5_1")
+    assert made == [new] and found.card["head_importance"] == merging.importance_digest(new)
+    again = merging.ensure_merged(base, adapter, models, "q8_0_emb_q5_1")  # now it matches: kept
+    assert made == [new] and again.path == found.path
+
+
 def test_an_adapter_for_another_model_is_refused(tmp_path):
     base = _write(tmp_path / "base.gguf", "gemma3", {"blk.0.attn_q.weight": np.zeros((6, 8), np.float32)})
     lora = _write(tmp_path / "lora.gguf", "gemma3", {"blk.0.attn_k.weight.lora_a": np.zeros((2, 8), np.float32),
@@ -121,19 +180,42 @@ def test_the_runtime_loads_the_merged_bundled_model_made_once(tiny_model_path, t
 
 
 @pytest.mark.real_model
-def test_the_small_head_recipe_gives_the_embedding_its_own_type_and_a_file_smaller_than_the_base(
-        tiny_model_path, tmp_path):
+def test_the_small_head_recipe_fits_the_embedding_under_the_cards_importances_and_is_smaller_than_the_base(
+        tiny_model_path):
     import gguf
 
-    from edge_agent.llm.adapter import ADAPTERS_DIR, BUNDLED_ADAPTER
-    from edge_agent.llm.merge import merge
+    from edge_agent.llm.adapter import choose_adapter
+    from edge_agent.llm.head_quant import quantize_head
+    from edge_agent.llm.merge import ensure_merged, head_importance_of, importance_digest
+    from tests.conftest import MODEL_CACHE_DIR
 
-    made = merge(tiny_model_path, ADAPTERS_DIR / BUNDLED_ADAPTER, tmp_path / "m.gguf", "q8_0_emb_q5_1")
-    types = {t.name: t.tensor_type for t in gguf.GGUFReader(made.path, "r").tensors}
-    assert types["token_embd.weight"] == gguf.GGMLQuantizationType.Q5_1
-    assert types["blk.0.attn_q.weight"] == gguf.GGMLQuantizationType.Q8_0  # an adapted matrix, merged
+    adapter = choose_adapter("auto", tiny_model_path, MODEL_CACHE_DIR)
+    importance = head_importance_of(adapter.card)
+    assert importance is not None and len(importance) == 640, "the bundled card holds no head importances"
+    made = ensure_merged(tiny_model_path, adapter, MODEL_CACHE_DIR, "q8_0_emb_q5_1")
+    tensors = {t.name: t for t in gguf.GGUFReader(made.path, "r").tensors}
+    assert tensors["token_embd.weight"].tensor_type == gguf.GGMLQuantizationType.Q5_1
+    assert tensors["blk.0.attn_q.weight"].tensor_type == gguf.GGMLQuantizationType.Q8_0  # an adapted matrix
     assert made.path.stat().st_size < tiny_model_path.stat().st_size
     assert made.card["recipe"] == "q8_0_emb_q5_1" and made.card["merged_tensors"] > 0
+    assert made.card["head_importance"] == importance_digest(importance)
+    base = {t.name: t for t in gguf.GGUFReader(tiny_model_path, "r").tensors}["token_embd.weight"]
+    rows = gguf.quants.dequantize(np.asarray(base.data)[:3000], base.tensor_type)
+    np.testing.assert_array_equal(np.asarray(tensors["token_embd.weight"].data)[:3000],
+                                  quantize_head(rows, np.float32(importance)))  # llama.cpp copied the fit
+
+
+@pytest.mark.real_model
+def test_the_head_importance_is_the_mean_square_of_each_dimension_of_the_heads_input(tiny_model_path):
+    from edge_agent.llm.head_quant import importance
+
+    said = []
+    values, tokens = importance(tiny_model_path, ["when is the dentist", "Leo's girlfriend is called Mia."],
+                                progress=lambda done, total: said.append((done, total)))
+    assert said == [(2, 2)]
+    assert values.shape == (640,) and np.all(values > 0)
+    assert 10 <= tokens <= 30  # every token of both texts, with their BOS
+    assert values.max() > 20 * np.median(values)  # Gemma's few dominant dimensions, the reason for the fit
 
 
 @pytest.mark.real_model
