@@ -113,8 +113,8 @@ def _last_json(path: Path | None) -> dict | None:
 
 
 def measure_head(base, adapter, models_dir) -> dict | None:
-    """The head's input importance measured on HEAD_TEXTS of the adapter's training examples through the q8_0
-    merge (the base's own head), into the adapter's card; None when it has no training set."""
+    """The head's input importance measured on HEAD_TEXTS of the adapter's training examples through
+    the q8_0 merge (the base's own head), into the adapter's card; None when it has no training set."""
     from edge_agent.llm.adapter import record_head_importance, training_texts
     from edge_agent.llm.head_quant import importance
     from edge_agent.llm.merge import ensure_merged
@@ -138,7 +138,8 @@ def run_merge(args, settings) -> int:
 
     from edge_agent.llm import load_model, resolve_model_path
     from edge_agent.llm.adapter import choose_adapter, record_merge
-    from edge_agent.llm.merge import DEFAULT_MERGE, EMBEDDING_TYPES, MERGE_FTYPES, ensure_merged, head_importance_of
+    from edge_agent.llm.merge import (DEFAULT_MERGE, EMBEDDING_TYPES, MERGE_FTYPES, ensure_merged,
+                                      head_importance_of)
     from edge_agent.tune.probe import agreement
 
     recipe = args.recipe or (settings.model.adapter_merge if settings.model.adapter_merge != "none" else DEFAULT_MERGE)

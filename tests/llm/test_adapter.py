@@ -158,3 +158,37 @@ def test_the_head_importance_is_kept_in_the_card_beside_what_was_there(tmp_path)
     row = adapters._head_row(card["head_importance"])
     assert "its 2 input dimensions, measured on 64 training examples (20000 tokens) through m.gguf" in row
     assert adapters._head_row(None) == "" and adapters._head_row({"values": []}) == ""
+
+
+def test_tune_merge_measures_the_head_once_into_the_card_and_says_so_when_it_cannot(tmp_path, monkeypatch,
+                                                                                   capsys):
+    import gzip
+
+    import numpy as np
+
+    from edge_agent.commands import tune
+    from edge_agent.llm import head_quant, merge
+    from edge_agent.llm.adapter import Adapter
+
+    path = tmp_path / "adapter.gguf"
+    path.write_bytes(b"GGUF an adapter")
+    adapters.card_path(path).write_text(json.dumps({"sha256": _sha(path)}))
+    adapter = Adapter(path, _sha(path), {})
+    assert tune.measure_head(tmp_path / "base.gguf", adapter, tmp_path) is None
+    assert "names no training set" in capsys.readouterr().err
+    with gzip.open(tmp_path / "set.jsonl.gz", "wt", encoding="utf-8") as out:
+        out.writelines(json.dumps({"prompt": f"q{i} ", "target": "t"}) + "\n" for i in range(3))
+    adapters.card_path(path).write_text(json.dumps({"sha256": _sha(path), "training_set": {"file": "set.jsonl.gz"}}))
+    reference = tmp_path / "merged-q8_0.gguf"
+    monkeypatch.setattr(merge, "ensure_merged", lambda base, a, models, recipe: merge.Merged(reference, {}))
+    seen = []
+
+    def fake_importance(model_path, texts, progress=None):
+        seen.append((model_path, sorted(texts)))
+        return np.array([2.0, 400.0]), 9
+
+    monkeypatch.setattr(head_quant, "importance", fake_importance)
+    assert tune.measure_head(tmp_path / "base.gguf", adapter, tmp_path) == {"texts": 3, "tokens": 9}
+    assert seen == [(reference, ["q0 t", "q1 t", "q2 t"])]
+    head = json.loads(adapters.card_path(path).read_text())["head_importance"]
+    assert head == {"model": reference.name, "texts": 3, "tokens": 9, "values": [2.0, 400.0]}
