@@ -20,7 +20,7 @@ from pydantic import BaseModel, ValidationError
 
 from edge_agent.llm.generation import Control, Evaluator, Progress, Stopped, decode_free_text, prefill
 from edge_agent.llm.grammars import gbnf_for
-from edge_agent.llm.loading import check_model_file, cpu_advertises_amx, model_params
+from edge_agent.llm.loading import check_model_file, cpu_advertises_amx, model_params, usable_cores
 from edge_agent.llm.grammar_decode import GrammarDecoder
 from edge_agent.llm.heads import DEFAULT_HEAD_CACHE_MB, MIN_HEAD_TOKENS, HeadCache, common_prefix, seq_state, set_seq_state
 from edge_agent.llm.base import (ChatMessage, Completion, GenerationTimeout, ModelError, ModelLoadError,  # noqa: F401
@@ -67,10 +67,14 @@ class LlamaCppModel:
         self.path = path
         self.n_ctx = min(n_ctx, window)  # never above the configured window
         self.lock = lock or GenerationLock()
+        # Unset, llama-cpp-python decodes on half the CPUs (it assumes two hardware threads a core):
+        # one of this machine's two cores, two of a Pi 5's four. Every usable core, for both.
+        threads = n_threads or usable_cores()
         # llama.cpp reserves its compute buffer for n_ubatch tokens all producing logits (64 x 262k
         # floats for Gemma); a smaller physical batch touches less of it and prefills as fast on CPU.
         kwargs: dict[str, Any] = dict(model_path=str(path), n_ctx=self.n_ctx, n_batch=min(n_batch, self.n_ctx),
-                                      n_ubatch=min(n_batch, self.n_ctx, N_UBATCH), n_threads=n_threads, seed=seed,
+                                      n_ubatch=min(n_batch, self.n_ctx, N_UBATCH), n_threads=threads,
+                                      n_threads_batch=threads, seed=seed,
                                       verbose=False, logits_all=False)
         if lora_path:
             kwargs["lora_path"] = str(lora_path)

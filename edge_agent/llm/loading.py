@@ -2,11 +2,20 @@
 from __future__ import annotations
 
 import contextlib
+import os
 from pathlib import Path
 
 from edge_agent.llm.base import ModelLoadError
 
 GGUF_MAGIC = b"GGUF"
+
+
+def usable_cores() -> int:
+    """The CPU cores this process may run on (its affinity: a container's or systemd's CPU limit counts)."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):  # not Linux
+        return os.cpu_count() or 1
 
 
 def cpu_advertises_amx() -> bool:
