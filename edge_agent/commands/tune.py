@@ -135,11 +135,11 @@ def measure_head(base, adapter, models_dir) -> dict | None:
 def run_merge(args, settings) -> int:
     """Merge, then the fixed probe through both (same skill, calls and answer), into the card."""
     import asyncio
+    import dataclasses
 
     from edge_agent.llm import load_model, resolve_model_path
-    from edge_agent.llm.adapter import choose_adapter, record_merge
-    from edge_agent.llm.merge import (DEFAULT_MERGE, EMBEDDING_TYPES, MERGE_FTYPES, ensure_merged,
-                                      head_importance_of)
+    from edge_agent.llm.adapter import choose_adapter, head_importance_of, read_card, record_merge
+    from edge_agent.llm.merge import DEFAULT_MERGE, EMBEDDING_TYPES, MERGE_FTYPES, ensure_merged
     from edge_agent.tune.probe import agreement
 
     recipe = args.recipe or (settings.model.adapter_merge if settings.model.adapter_merge != "none" else DEFAULT_MERGE)
@@ -155,7 +155,7 @@ def run_merge(args, settings) -> int:
     if recipe in EMBEDDING_TYPES and head_importance_of(adapter.card) is None:
         measured = measure_head(base, adapter, settings.models_dir)
         if measured is not None:
-            adapter = choose_adapter(settings.model.adapter, base, settings.models_dir)  # its card again
+            adapter = dataclasses.replace(adapter, card=read_card(adapter.path) or {})  # with what was measured
     merged = ensure_merged(base, adapter, settings.models_dir, recipe)
     out: dict = {"merged": merged.card}
     if not args.no_check:

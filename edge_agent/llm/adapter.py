@@ -92,6 +92,10 @@ def choose_adapter(setting: str, model_path: Path, marker_dir: Path | None) -> A
     return _checked(path, read_card(path), model_sha)
 
 
+def write_card(adapter: Path, card: dict[str, Any]) -> None:
+    card_path(adapter).write_text(json.dumps(card, indent=1) + "\n", encoding="utf-8")
+
+
 def write_training_set(examples: Path, target: Path) -> None:
     """The training set's text (TRAINING_FIELDS of each example, token ids left out), gzipped."""
     import gzip
@@ -127,7 +131,7 @@ def install_adapter(src: Path, base_model: Path, train: dict[str, Any], data: di
     if examples is not None:
         write_training_set(examples, ADAPTERS_DIR / TRAINING_SET)
         card["training_set"] = {"file": TRAINING_SET, "sha256": sha256_file(ADAPTERS_DIR / TRAINING_SET)}
-    card_path(target).write_text(json.dumps(card, indent=1) + "\n", encoding="utf-8")
+    write_card(target, card)
     (ADAPTERS_DIR / MODEL_CARD).write_text(model_card(card), encoding="utf-8")
     return card
 
@@ -140,7 +144,7 @@ def record_merge(adapter: Path, recipe: str, merged: dict[str, Any], agreement: 
     if agreement is not None:
         entry["agreement"] = {k: agreement.get(k) for k in ("questions", "same", "agreement", "by_part", "end_to_end")}
     card.setdefault("merged", {})[recipe] = entry
-    card_path(adapter).write_text(json.dumps(card, indent=1) + "\n", encoding="utf-8")
+    write_card(adapter, card)
     if adapter.parent == ADAPTERS_DIR:
         (ADAPTERS_DIR / MODEL_CARD).write_text(model_card(card), encoding="utf-8")
 
@@ -171,7 +175,13 @@ def record_head_importance(adapter: Path, values: list[float], texts: int, token
     card = read_card(adapter) or {}
     card["head_importance"] = {"model": model, "texts": texts, "tokens": tokens,
                                "values": [float(f"{v:.5g}") for v in values]}
-    card_path(adapter).write_text(json.dumps(card, indent=1) + "\n", encoding="utf-8")
+    write_card(adapter, card)
+
+
+def head_importance_of(card: dict[str, Any] | None) -> list[float] | None:
+    """The head's input importances an adapter's card holds (record_head_importance), if any."""
+    values = ((card or {}).get("head_importance") or {}).get("values")
+    return [float(v) for v in values] if values else None
 
 
 def model_card(card: dict[str, Any]) -> str:

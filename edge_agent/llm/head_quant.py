@@ -115,10 +115,10 @@ def importance(model_path: Path, texts: Sequence[str], max_tokens: int = 1024,
         llm: Any = llama_cpp.Llama(model_path=str(model_path), embedding=True, pooling_type=0, n_ctx=max_tokens,
                                    n_batch=max_tokens, n_ubatch=max_tokens, verbose=False)
     try:
-        total, count = None, 0
+        total, count = np.zeros(llm.n_embd()), 0
         for done, text in enumerate(texts, 1):
             states = np.asarray(llm.embed(text, normalize=False, truncate=True), np.float64)  # its first max_tokens
-            total = (states ** 2).sum(0) if total is None else total + (states ** 2).sum(0)
+            total += (states ** 2).sum(0)
             count += len(states)
             if progress is not None and (done % 100 == 0 or done == len(texts)):
                 progress(done, len(texts))

@@ -39,7 +39,8 @@ probe and loses answers where the adapter's signal is thinnest, the planner's sk
 in bay B28, save that" planned as a file search): held-out 303 of 328 as q8_0 (5000-5007), 296 against
 299 (5100-5107), 278 against 283 (5200-5207), world/ 85 against 87. It is for a model whose matrices
 are most of its bytes (a 3B), where q8_0 would double them; on this one q8_0 stays the default."""
-EMBEDDING_TYPES = {"q8_0_emb_q5_1": 7}
+Q5_1 = 7  # GGML_TYPE_Q5_1
+EMBEDDING_TYPES = {"q8_0_emb_q5_1": Q5_1}
 """The ggml type a recipe gives the token embedding (GGML_TYPE_Q5_1 = 7); the others keep the
 base's (Q8_0 in the bundled one). The embedding is also Gemma's output head (170 MB in Q8_0, read
 whole for every token), so in Q5_1 the merged file is 14 MB smaller than the base, where the q8_0
@@ -54,7 +55,6 @@ DEFAULT_MERGE = "q8_0"  # measured: docs/eval (decode speed and agreement with b
 LORA_A, LORA_B = ".lora_a", ".lora_b"
 ALPHA_KEY = "adapter.lora.alpha"
 TOKEN_EMBEDDING = "token_embd.weight"
-Q5_1 = 7  # GGML_TYPE_Q5_1
 
 
 class MergeError(RuntimeError):
@@ -122,7 +122,7 @@ def merge(base: Path, adapter: Path, out: Path, recipe: str = DEFAULT_MERGE,
     out.parent.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(prefix="merge-", dir=out.parent) as tmp:
         plain = Path(tmp) / "merged-f32.gguf"
-        fitted = head_importance if EMBEDDING_TYPES.get(recipe) == Q5_1 else None
+        fitted = fitted_importance(recipe, head_importance)
         embedding = write_merged_f32(base_reader, deltas, plain, requantized=recipe in EMBEDDING_TYPES,
                                      head_importance=fitted)
         partial = out.with_name(out.name + ".partial")
@@ -134,6 +134,12 @@ def merge(base: Path, adapter: Path, out: Path, recipe: str = DEFAULT_MERGE,
             "head_importance": importance_digest(fitted), "seconds": round(time.perf_counter() - t0, 1)}
     card_for(out).write_text(json.dumps(card, indent=1) + "\n", encoding="utf-8")
     return Merged(out, card)
+
+
+def fitted_importance(recipe: str, values: list[float] | None) -> list[float] | None:
+    """The importances `recipe`'s head is fitted under: `values` when it re-quantizes the embedding
+    to Q5_1, else none (its embedding is the base's, or llama.cpp's own type)."""
+    return values if EMBEDDING_TYPES.get(recipe) == Q5_1 else None
 
 
 def importance_digest(values: list[float] | None) -> str | None:
@@ -253,18 +259,13 @@ def quantize(src: Path, dst: Path, ftype: int, embedding_type: int) -> None:
         raise MergeError(f"llama_model_quantize returned {rc} for {src.name}")
 
 
-def head_importance_of(card: dict[str, Any] | None) -> list[float] | None:
-    """The head's input importances an adapter's card holds (`tune merge` measures them), if any."""
-    values = ((card or {}).get("head_importance") or {}).get("values")
-    return [float(v) for v in values] if values else None
-
-
 def ensure_merged(base: Path, adapter: Any, models_dir: Path, recipe: str = DEFAULT_MERGE) -> Merged:
     """The merged model for `base` and `adapter` (an llm.adapter.Adapter), made now if it is not in
     `models_dir` yet (once; another process making it meanwhile is waited for). Its sha256 is
     checked against the one the adapter's card records for the recipe, when the card has one."""
     import fcntl
 
+    from edge_agent.llm.adapter import head_importance_of
     from edge_agent.llm.heads import model_sha256
 
     models_dir = Path(models_dir)
@@ -272,10 +273,9 @@ def ensure_merged(base: Path, adapter: Any, models_dir: Path, recipe: str = DEFA
     base_sha = model_sha256(Path(base), models_dir)
     with open(models_dir / ".merge.lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
-        importance = head_importance_of(adapter.card)
+        importance = fitted_importance(recipe, head_importance_of(adapter.card))
         found = find_merged(models_dir, base_sha, adapter.sha256, recipe)
-        fitted_under = importance_digest(importance) if EMBEDDING_TYPES.get(recipe) == Q5_1 else None
-        if found is not None and recipe in EMBEDDING_TYPES and found.card.get("head_importance") != fitted_under:
+        if found is not None and found.card.get("head_importance") != importance_digest(importance):
             log.info("%s was fitted under other head importances than the adapter's card holds; "
                      "it is made again", found.path.name)
             found = None

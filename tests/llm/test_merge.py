@@ -186,7 +186,8 @@ def test_the_small_head_recipe_fits_the_embedding_under_the_cards_importances_an
 
     from edge_agent.llm.adapter import choose_adapter
     from edge_agent.llm.head_quant import quantize_head
-    from edge_agent.llm.merge import ensure_merged, head_importance_of, importance_digest
+    from edge_agent.llm.adapter import head_importance_of
+    from edge_agent.llm.merge import ensure_merged, importance_digest
     from tests.conftest import MODEL_CACHE_DIR
 
     adapter = choose_adapter("auto", tiny_model_path, MODEL_CACHE_DIR)
