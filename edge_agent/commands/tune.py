@@ -113,10 +113,11 @@ def _last_json(path: Path | None) -> dict | None:
 
 
 def measure_head(base, adapter, models_dir) -> dict | None:
-    """The head's input importance measured on HEAD_TEXTS of the adapter's training examples through
-    the q8_0 merge (the base's own head), into the adapter's card; None when it has no training set."""
-    from edge_agent.llm.adapter import record_head_importance, training_texts
-    from edge_agent.llm.head_quant import importance
+    """The second moment of the head's input measured on HEAD_TEXTS of the adapter's training
+    examples through the q8_0 merge (the base's own head), beside the adapter and named in its card;
+    None when it has no training set."""
+    from edge_agent.llm.adapter import record_head_input, training_texts
+    from edge_agent.llm.head_quant import input_moment
     from edge_agent.llm.merge import ensure_merged
 
     texts = training_texts(adapter.path)
@@ -126,9 +127,9 @@ def measure_head(base, adapter, models_dir) -> dict | None:
         return None
     reference = ensure_merged(base, adapter, models_dir, "q8_0")
     print(f"measuring the output head's input on {len(texts)} training examples", file=sys.stderr)
-    values, tokens = importance(reference.path, texts,
-                                progress=lambda done, total: print(f"  {done}/{total}", file=sys.stderr))
-    record_head_importance(adapter.path, list(values), len(texts), tokens, reference.path.name)
+    moment, tokens = input_moment(reference.path, texts,
+                                  progress=lambda done, total: print(f"  {done}/{total}", file=sys.stderr))
+    record_head_input(adapter.path, moment, len(texts), tokens, reference.path.name)
     return {"texts": len(texts), "tokens": tokens}
 
 
@@ -138,7 +139,7 @@ def run_merge(args, settings) -> int:
     import dataclasses
 
     from edge_agent.llm import load_model, resolve_model_path
-    from edge_agent.llm.adapter import choose_adapter, head_importance_of, read_card, record_merge
+    from edge_agent.llm.adapter import choose_adapter, head_moment_of, read_card, record_merge
     from edge_agent.llm.merge import DEFAULT_MERGE, EMBEDDING_TYPES, MERGE_FTYPES, ensure_merged
     from edge_agent.tune.probe import agreement
 
@@ -152,7 +153,7 @@ def run_merge(args, settings) -> int:
     if adapter is None:
         print("edge-agent tune merge: no adapter applies to this model", file=sys.stderr)
         return 2
-    if recipe in EMBEDDING_TYPES and head_importance_of(adapter.card) is None:
+    if recipe in EMBEDDING_TYPES and head_moment_of(adapter) is None:
         measured = measure_head(base, adapter, settings.models_dir)
         if measured is not None:
             adapter = dataclasses.replace(adapter, card=read_card(adapter.path) or {})  # with what was measured

@@ -15,6 +15,8 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from edge_agent.llm.base import ModelLoadError
 
 log = logging.getLogger(__name__)
@@ -150,7 +152,7 @@ def record_merge(adapter: Path, recipe: str, merged: dict[str, Any], agreement: 
 
 
 HEAD_TEXTS = 64
-"""Training examples the head's input importance is measured on (about 21,000 tokens, 2 min here:
+"""Training examples the head input's second moment is measured on (about 21,000 tokens, 2 min here:
 llama.cpp computes every token's logits in embedding mode, so all 2,008 would take an hour)."""
 
 
@@ -170,18 +172,36 @@ def training_texts(adapter: Path, n: int = HEAD_TEXTS, seed: int = 0) -> list[st
     return texts[:n]
 
 
-def record_head_importance(adapter: Path, values: list[float], texts: int, tokens: int, model: str) -> None:
-    """Write the head's input importance (head_quant.importance) into the adapter's card."""
+HEAD_SUFFIX = ".head.npy"
+"""Beside an adapter: the second moment of its head's input (head_quant.input_moment), float32."""
+
+
+def record_head_input(adapter: Path, moment: np.ndarray, texts: int, tokens: int, model: str) -> Path:
+    """Keep the head input's second moment beside the adapter and name it (and its sha256) in the card."""
+    from edge_agent.llm.bundled import sha256_file
+
+    path = adapter.with_name(adapter.stem + HEAD_SUFFIX)
+    np.save(path, np.asarray(moment, np.float32), allow_pickle=False)
     card = read_card(adapter) or {}
-    card["head_importance"] = {"model": model, "texts": texts, "tokens": tokens,
-                               "values": [float(f"{v:.5g}") for v in values]}
+    card.pop("head_importance", None)  # the diagonal alone, as cards before the moment held it
+    card["head_input"] = {"file": path.name, "sha256": sha256_file(path), "dimensions": int(len(moment)),
+                          "model": model, "texts": texts, "tokens": tokens}
     write_card(adapter, card)
+    return path
 
 
-def head_importance_of(card: dict[str, Any] | None) -> list[float] | None:
-    """The head's input importances an adapter's card holds (record_head_importance), if any."""
-    values = ((card or {}).get("head_importance") or {}).get("values")
-    return [float(v) for v in values] if values else None
+def head_moment_of(adapter: Adapter) -> np.ndarray | None:
+    """The head input's second moment the adapter's card names (record_head_input), if any; a file
+    that does not match the card's sha256 is refused."""
+    from edge_agent.llm.bundled import sha256_file
+
+    head = (adapter.card or {}).get("head_input") or {}
+    if not head.get("file"):
+        return None
+    path = adapter.path.with_name(head["file"])
+    if not path.is_file() or sha256_file(path) != head.get("sha256"):
+        raise AdapterError(f"{path}: missing or not the head moment {adapter.path.name}'s card names")
+    return np.load(path, allow_pickle=False)
 
 
 def model_card(card: dict[str, Any]) -> str:
@@ -204,16 +224,16 @@ Its training examples, as text, are beside it ({TRAINING_SET}).
 | training | {t.get('steps')} steps of {t.get('batch')}, {t.get('epochs')} epoch(s){_extra(t)}, loss on targets only; {t.get('train_s', 0) / 60:.1f} min on CPU at {t.get('tokens_per_s')} tokens/s{_resumed(t)} |
 | loss | first step {t.get('first_loss')}, last ten steps {t.get('last_loss_mean10')} |
 | trained | {card['trained']} by deploy/train-adapter.sh |
-{_probe_row(card.get("probe"))}{_merged_rows(card.get("merged"))}{_head_row(card.get("head_importance"))}"""
+{_probe_row(card.get("probe"))}{_merged_rows(card.get("merged"))}{_head_row(card.get("head_input"))}"""
 
 
 def _head_row(head: dict | None) -> str:
-    """Where the importances the Q5_1 output head is fitted under came from, as a card row."""
-    if not head or not head.get("values"):
+    """Where the moment the Q5_1 output head is fitted under came from, as a card row."""
+    if not head or not head.get("file"):
         return ""
-    return (f"| output head | a Q5_1 merge fits it under the mean square of each of its {len(head['values'])} input "
-            f"dimensions, measured on {head.get('texts')} training examples ({head.get('tokens')} tokens) through "
-            f"{head.get('model')} (llm/head_quant.py) |\n")
+    return (f"| output head | a Q5_1 merge fits it to the logits under the second moment of its {head.get('dimensions')} "
+            f"inputs ({head['file']}, sha256 `{head.get('sha256')}`), measured on {head.get('texts')} training "
+            f"examples ({head.get('tokens')} tokens) through {head.get('model')} (llm/head_quant.py) |\n")
 
 
 def _resumed(t: dict) -> str:

@@ -45,12 +45,13 @@ EMBEDDING_TYPES = {"q8_0_emb_q5_1": Q5_1}
 base's (Q8_0 in the bundled one). The embedding is also Gemma's output head (170 MB in Q8_0, read
 whole for every token), so in Q5_1 the merged file is 14 MB smaller than the base, where the q8_0
 recipe's is 38 MB larger (Q6_K and the other K types need rows a multiple of 256 wide; this model's
-are 640). When the adapter's card holds the head's input importance (`tune merge` measures it:
-head_quant.py) each Q5_1 block is fitted under it; without it llama.cpp's quantizer makes the
-Q5_1 from each block's minimum and maximum, which moved near ties: measured on db6bfe8 and
-06d2416, world/ 88 of 102 against q8_0's 87 but held-out 4 to 6 answers fewer of 984. Fitted
-(measured on 0f5bfd4's code): held-out 888 of 984 against q8_0's 886, world/ 86 against 87 — the
-hotel's booking reference for the flights', a near tie every recipe moves (docs/eval)."""
+are 640). When the adapter's card names the head input's second moment (`tune merge` measures it:
+head_quant.py) the Q5_1 head is fitted to the logits under it; without it llama.cpp's quantizer
+makes the Q5_1 from each block's minimum and maximum, which moved near ties: measured on db6bfe8 and
+06d2416, world/ 88 of 102 against q8_0's 87 but held-out 4 to 6 answers fewer of 984. Fitted to
+the logits (measured on 41062c9's code + head_quant's GPTQ): held-out 885 of 984 against q8_0's 886,
+world/ 86 against 87 (q025: the flights' booking reference asked of the right skill, the hotel's
+line chosen), the whole model's next token as q8_0's on 0.940 of held-out training text (docs/eval)."""
 DEFAULT_MERGE = "q8_0"  # measured: docs/eval (decode speed and agreement with base + runtime LoRA)
 LORA_A, LORA_B = ".lora_a", ".lora_b"
 ALPHA_KEY = "adapter.lora.alpha"
@@ -106,9 +107,10 @@ def find_merged(models_dir: Path, base_sha: str, adapter_sha: str, recipe: str =
 
 
 def merge(base: Path, adapter: Path, out: Path, recipe: str = DEFAULT_MERGE,
-          head_importance: list[float] | None = None) -> Merged:
+          head_moment: np.ndarray | None = None) -> Merged:
     """Write base ⊕ adapter to `out` in `recipe` (MERGE_FTYPES), with its card; atomically. A recipe
-    that re-quantizes the embedding to Q5_1 fits it under `head_importance` when given (head_quant.py)."""
+    that re-quantizes the embedding to Q5_1 fits it to the logits under the head input's second
+    moment `head_moment` when given (head_quant.py)."""
     import gguf
 
     from edge_agent.llm.bundled import sha256_file
@@ -122,33 +124,33 @@ def merge(base: Path, adapter: Path, out: Path, recipe: str = DEFAULT_MERGE,
     out.parent.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(prefix="merge-", dir=out.parent) as tmp:
         plain = Path(tmp) / "merged-f32.gguf"
-        fitted = fitted_importance(recipe, head_importance)
+        fitted = fitted_moment(recipe, head_moment)
         embedding = write_merged_f32(base_reader, deltas, plain, requantized=recipe in EMBEDDING_TYPES,
-                                     head_importance=fitted)
+                                     head_moment=fitted)
         partial = out.with_name(out.name + ".partial")
         quantize(plain, partial, MERGE_FTYPES[recipe], EMBEDDING_TYPES.get(recipe, embedding))
         partial.replace(out)
     card = {"file": out.name, "recipe": recipe, "base_file": Path(base).name, "base_sha256": sha256_file(base),
             "adapter_file": Path(adapter).name, "adapter_sha256": sha256_file(adapter), "sha256": sha256_file(out),
             "bytes": out.stat().st_size, "merged_tensors": len(deltas),
-            "head_importance": importance_digest(fitted), "seconds": round(time.perf_counter() - t0, 1)}
+            "head_moment": moment_digest(fitted), "seconds": round(time.perf_counter() - t0, 1)}
     card_for(out).write_text(json.dumps(card, indent=1) + "\n", encoding="utf-8")
     return Merged(out, card)
 
 
-def fitted_importance(recipe: str, values: list[float] | None) -> list[float] | None:
-    """The importances `recipe`'s head is fitted under: `values` when it re-quantizes the embedding
-    to Q5_1, else none (its embedding is the base's, or llama.cpp's own type)."""
-    return values if EMBEDDING_TYPES.get(recipe) == Q5_1 else None
+def fitted_moment(recipe: str, moment: np.ndarray | None) -> np.ndarray | None:
+    """The moment `recipe`'s head is fitted under: `moment` when it re-quantizes the embedding to
+    Q5_1, else none (its embedding is the base's, or llama.cpp's own type)."""
+    return moment if EMBEDDING_TYPES.get(recipe) == Q5_1 else None
 
 
-def importance_digest(values: list[float] | None) -> str | None:
-    """What a merged card records of the importances its head was fitted under (None: not fitted)."""
-    if values is None:
+def moment_digest(moment: np.ndarray | None) -> str | None:
+    """What a merged card records of the moment its head was fitted under (None: not fitted)."""
+    if moment is None:
         return None
     import hashlib
 
-    return hashlib.sha256(np.asarray(values, np.float32).tobytes()).hexdigest()
+    return hashlib.sha256(np.asarray(moment, np.float32).tobytes()).hexdigest()
 
 
 def lora_deltas(reader: Any) -> dict[str, np.ndarray]:
@@ -185,10 +187,10 @@ def _floats(tensor: Any) -> np.ndarray:
 
 
 def write_merged_f32(reader: Any, deltas: dict[str, np.ndarray], path: Path, requantized: bool = False,
-                     head_importance: list[float] | None = None) -> int:
+                     head_moment: np.ndarray | None = None) -> int:
     """The base with every adapted matrix merged and written as F32, every other tensor copied as it
     is (the token embedding too, unless it is to be `requantized`: then as F32, or with
-    `head_importance` as Q5_1 fitted under it, which the quantizer then copies); returns the token
+    `head_moment` as Q5_1 fitted to the logits under it, which the quantizer then copies); returns the token
     embedding's ggml type in the base."""
     import gguf
 
@@ -212,10 +214,10 @@ def write_merged_f32(reader: Any, deltas: dict[str, np.ndarray], path: Path, req
         if t.name == TOKEN_EMBEDDING:
             embedding = int(t.tensor_type)
         delta = deltas.get(t.name)
-        if requantized and t.name == TOKEN_EMBEDDING and head_importance is not None:
+        if requantized and t.name == TOKEN_EMBEDDING and head_moment is not None:
             from edge_agent.llm.head_quant import quantize_head
 
-            fitted = quantize_head(_floats(t), np.asarray(head_importance, np.float32))
+            fitted = quantize_head(_floats(t), head_moment)
             writer.add_tensor_info(t.name, fitted.shape, fitted.dtype, fitted.nbytes, gguf.GGMLQuantizationType.Q5_1)
             arrays.append((t, fitted))
         elif delta is not None or (requantized and t.name == TOKEN_EMBEDDING):
@@ -265,7 +267,7 @@ def ensure_merged(base: Path, adapter: Any, models_dir: Path, recipe: str = DEFA
     checked against the one the adapter's card records for the recipe, when the card has one."""
     import fcntl
 
-    from edge_agent.llm.adapter import head_importance_of
+    from edge_agent.llm.adapter import head_moment_of
     from edge_agent.llm.heads import model_sha256
 
     models_dir = Path(models_dir)
@@ -273,17 +275,17 @@ def ensure_merged(base: Path, adapter: Any, models_dir: Path, recipe: str = DEFA
     base_sha = model_sha256(Path(base), models_dir)
     with open(models_dir / ".merge.lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
-        importance = fitted_importance(recipe, head_importance_of(adapter.card))
+        moment = fitted_moment(recipe, head_moment_of(adapter))
         found = find_merged(models_dir, base_sha, adapter.sha256, recipe)
-        if found is not None and found.card.get("head_importance") != importance_digest(importance):
-            log.info("%s was fitted under other head importances than the adapter's card holds; "
+        if found is not None and found.card.get("head_moment") != moment_digest(moment):
+            log.info("%s was fitted under another head moment than the adapter's card names; "
                      "it is made again", found.path.name)
             found = None
         if found is None:
             log.info("merging the task adapter into %s (%s), once: it is kept in %s", Path(base).name, recipe,
                      models_dir)
             found = merge(base, adapter.path, models_dir / merged_name(base_sha, adapter.sha256, recipe), recipe,
-                          importance)
+                          moment)
             log.info("merged in %.0f s: %s", found.card["seconds"], found.path.name)
     expected = ((adapter.card or {}).get("merged") or {}).get(recipe, {}).get("sha256")
     if expected and expected != found.card.get("sha256"):

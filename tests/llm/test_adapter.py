@@ -147,17 +147,28 @@ def test_the_head_is_measured_on_the_adapters_own_training_examples_drawn_the_sa
     assert len(adapters.training_texts(adapter, n=500)) == 100
 
 
-def test_the_head_importance_is_kept_in_the_card_beside_what_was_there(tmp_path):
+def test_the_head_moment_is_kept_beside_the_adapter_named_in_its_card_and_refused_when_changed(tmp_path):
+    import numpy as np
+
     adapter = tmp_path / "adapter.gguf"
     adapter.write_bytes(b"GGUF an adapter")
-    adapters.card_path(adapter).write_text(json.dumps({"sha256": _sha(adapter), "merged": {"q8_0": {}}}))
-    adapters.record_head_importance(adapter, [1.234567891, 1500.0], texts=64, tokens=20000, model="m.gguf")
+    adapters.card_path(adapter).write_text(json.dumps({"sha256": _sha(adapter), "merged": {"q8_0": {}},
+                                                       "head_importance": {"values": [1.0, 2.0]}}))
+    moment = np.array([[1.5, 0.25], [0.25, 1500.0]])
+    path = adapters.record_head_input(adapter, moment, texts=64, tokens=20000, model="m.gguf")
     card = json.loads(adapters.card_path(adapter).read_text())
-    assert card["head_importance"] == {"model": "m.gguf", "texts": 64, "tokens": 20000, "values": [1.2346, 1500.0]}
+    assert path == tmp_path / "adapter.head.npy" and "head_importance" not in card  # the older diagonal goes
+    assert card["head_input"] == {"file": "adapter.head.npy", "sha256": _sha(path), "dimensions": 2,
+                                  "model": "m.gguf", "texts": 64, "tokens": 20000}
     assert card["sha256"] == _sha(adapter) and card["merged"] == {"q8_0": {}}
-    row = adapters._head_row(card["head_importance"])
-    assert "its 2 input dimensions, measured on 64 training examples (20000 tokens) through m.gguf" in row
-    assert adapters._head_row(None) == "" and adapters._head_row({"values": []}) == ""
+    chosen = adapters.Adapter(adapter, _sha(adapter), card)
+    np.testing.assert_array_equal(adapters.head_moment_of(chosen), moment.astype(np.float32))
+    row = adapters._head_row(card["head_input"])
+    assert "second moment of its 2 inputs (adapter.head.npy" in row and "64 training examples (20000 tokens)" in row
+    assert adapters._head_row(None) == "" and adapters.head_moment_of(adapters.Adapter(adapter, "", {})) is None
+    np.save(path, moment.astype(np.float32) * 2)  # changed after the card named it
+    with pytest.raises(adapters.AdapterError, match="not the head moment"):
+        adapters.head_moment_of(chosen)
 
 
 def test_tune_merge_measures_the_head_once_into_the_card_and_says_so_when_it_cannot(tmp_path, monkeypatch,
@@ -183,12 +194,13 @@ def test_tune_merge_measures_the_head_once_into_the_card_and_says_so_when_it_can
     monkeypatch.setattr(merge, "ensure_merged", lambda base, a, models, recipe: merge.Merged(reference, {}))
     seen = []
 
-    def fake_importance(model_path, texts, progress=None):
+    def fake_moment(model_path, texts, progress=None):
         seen.append((model_path, sorted(texts)))
-        return np.array([2.0, 400.0]), 9
+        return np.array([[2.0, 1.0], [1.0, 400.0]]), 9
 
-    monkeypatch.setattr(head_quant, "importance", fake_importance)
+    monkeypatch.setattr(head_quant, "input_moment", fake_moment)
     assert tune.measure_head(tmp_path / "base.gguf", adapter, tmp_path) == {"texts": 3, "tokens": 9}
     assert seen == [(reference, ["q0 t", "q1 t", "q2 t"])]
-    head = json.loads(adapters.card_path(path).read_text())["head_importance"]
-    assert head == {"model": reference.name, "texts": 3, "tokens": 9, "values": [2.0, 400.0]}
+    head = json.loads(adapters.card_path(path).read_text())["head_input"]
+    assert head["file"] == "adapter.head.npy" and (head["model"], head["texts"], head["tokens"]) == (reference.name, 3, 9)
+    np.testing.assert_array_equal(np.load(tmp_path / head["file"]), [[2.0, 1.0], [1.0, 400.0]])

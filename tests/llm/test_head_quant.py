@@ -1,5 +1,6 @@
-"""The output head in Q5_1 fitted under its input's importance: ggml's layout byte for byte, never a
-worse fit than the min-max grid llama.cpp's quantizer makes, and far better where a column dominates."""
+"""The output head in Q5_1 fitted to its logits: ggml's layout byte for byte, a block never a worse
+fit than the min-max grid llama.cpp's quantizer makes, far better where a column dominates, and the
+rounding errors carried where the inputs' correlation cancels them."""
 from __future__ import annotations
 
 import numpy as np
@@ -54,34 +55,61 @@ def test_a_dominant_column_is_fitted_closely_at_the_others_expense():
     assert np.abs(d * q + m - x)[:, 5].mean() < 0.5 * np.abs(_minmax(x) - x)[:, 5].mean()
 
 
-def test_the_logits_of_a_fitted_head_move_less_than_a_min_max_heads():
+def _states(rng, n=400, width=64):
+    """Hidden states with two outlier dimensions and correlated neighbours, as Gemma's head input."""
+    scale = np.ones(width)
+    scale[[3, 40]] = 20.0
+    x = rng.standard_normal((n, width)) * scale
+    x[:, 4] += 0.5 * x[:, 3]
+    x[:, 10:20] += rng.standard_normal((n, 1)) * 3  # a shared direction
+    return x.astype(np.float32)
+
+
+def _logit_error(head, approx, states):
+    return np.sqrt(((states @ approx.T - states @ head.T) ** 2).mean())
+
+
+def test_the_logits_of_a_fitted_head_move_less_than_a_min_max_heads_and_the_carried_errors_less_still():
     rng = np.random.default_rng(3)
     head = (rng.standard_normal((512, 64)) * 0.04).astype(np.float32)
-    scale = np.ones(64, np.float32)
-    scale[[3, 40]] = 20.0  # two outlier dimensions of the hidden state
-    states = rng.standard_normal((200, 64)).astype(np.float32) * scale
-    importance = (states ** 2).mean(0)
-    fitted = _dequantize(quantize_head(head, importance).reshape(-1, 24)).reshape(head.shape)
+    states, unseen = _states(rng), _states(rng)  # fitted under the one, judged on the other
+    moment = states.T.astype(np.float64) @ states / len(states)
+    carried = _dequantize(quantize_head(head, moment).reshape(-1, 24)).reshape(head.shape)
+    diagonal = _dequantize(quantize_head(head, np.diag(np.diag(moment))).reshape(-1, 24)).reshape(head.shape)
     plain = _minmax(head.reshape(-1, 32)).reshape(head.shape)
-    exact = states @ head.T
-    err = lambda approx: np.sqrt(((states @ approx.T - exact) ** 2).mean())  # noqa: E731
-    assert err(fitted) < 0.8 * err(plain)
+    err = lambda approx: _logit_error(head, approx, unseen)  # noqa: E731
+    assert err(diagonal) < 0.8 * err(plain)
+    assert err(carried) < 0.9 * err(diagonal)
 
 
-def test_a_head_that_does_not_divide_into_blocks_or_lacks_importances_is_refused():
+def test_under_a_diagonal_moment_each_block_is_its_own_weighted_fit():
+    from edge_agent.llm.head_quant import DAMP
+
+    rng = np.random.default_rng(5)
+    head = (rng.standard_normal((40, 64)) * 0.04).astype(np.float32)
+    mean_square = rng.uniform(0.5, 50, 64)
+    weights = (mean_square + DAMP * mean_square.mean()).astype(np.float32)
+    d, m, q = fit_blocks(head.reshape(-1, 32), np.tile(weights.reshape(2, 32), (40, 1)))
+    np.testing.assert_array_equal(quantize_head(head, np.diag(mean_square)), pack(d, m, q).reshape(40, -1))
+
+
+def test_a_head_that_does_not_divide_into_blocks_or_lacks_a_square_moment_is_refused():
     with pytest.raises(ValueError):
-        quantize_head(np.zeros((4, 40), np.float32), np.ones(40, np.float32))
+        quantize_head(np.zeros((4, 40), np.float32), np.eye(40))
     with pytest.raises(ValueError):
-        quantize_head(np.zeros((4, 64), np.float32), np.ones(32, np.float32))
+        quantize_head(np.zeros((4, 64), np.float32), np.ones(64))
+    with pytest.raises(ValueError):
+        quantize_head(np.zeros((4, 64), np.float32), np.eye(32))
 
 
-def test_a_head_fitted_in_many_small_chunks_is_the_same_bytes(monkeypatch):
+def test_a_head_quantized_in_many_small_chunks_is_the_same_bytes(monkeypatch):
     from edge_agent.llm import head_quant
 
     rng = np.random.default_rng(4)
     head = (rng.standard_normal((45, 96)) * 0.04).astype(np.float32)
-    importance = rng.uniform(0.5, 50, 96).astype(np.float32)
-    whole = quantize_head(head, importance)
+    states = _states(rng, width=96)
+    moment = states.T.astype(np.float64) @ states / len(states)
+    whole = quantize_head(head, moment)
     monkeypatch.setattr(head_quant, "CHUNK", 7)  # not a multiple of the 3 blocks a row holds
-    np.testing.assert_array_equal(quantize_head(head, importance), whole)
+    np.testing.assert_array_equal(quantize_head(head, moment), whole)
     assert whole.shape == (45, 3 * 24)

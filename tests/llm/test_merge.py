@@ -71,7 +71,7 @@ def test_a_recipe_that_requantizes_the_embedding_hands_it_to_the_quantizer_as_fl
                                gguf.quants.dequantize(q8, gguf.GGMLQuantizationType.Q8_0), rtol=1e-6)
 
 
-def test_with_head_importances_the_embedding_is_written_as_the_fitted_q5_1_the_quantizer_copies(tmp_path):
+def test_with_a_head_moment_the_embedding_is_written_as_the_fitted_q5_1_the_quantizer_copies(tmp_path):
     import gguf
 
     from edge_agent.llm.head_quant import quantize_head
@@ -86,18 +86,20 @@ def test_with_head_importances_the_embedding_is_written_as_the_fitted_q5_1_the_q
     writer.write_kv_data_to_file()
     writer.write_tensors_to_file()
     writer.close()
-    importance = list(rng.uniform(1, 100, 64))
+    states = rng.standard_normal((100, 64)) * rng.uniform(1, 10, 64)
+    moment = states.T @ states / len(states)
     write_merged_f32(gguf.GGUFReader(base_path, "r"), {}, tmp_path / "m.gguf", requantized=True,
-                     head_importance=importance)
+                     head_moment=moment)
     head = {t.name: t for t in gguf.GGUFReader(tmp_path / "m.gguf", "r").tensors}["token_embd.weight"]
     assert head.tensor_type == gguf.GGMLQuantizationType.Q5_1
-    expected = quantize_head(gguf.quants.dequantize(q8, gguf.GGMLQuantizationType.Q8_0), np.float32(importance))
+    expected = quantize_head(gguf.quants.dequantize(q8, gguf.GGMLQuantizationType.Q8_0), moment)
     np.testing.assert_array_equal(np.asarray(head.data), expected)
 
 
-def test_a_merge_fitted_under_other_head_importances_is_made_again(tmp_path, monkeypatch):
+def test_a_merge_fitted_under_another_head_moment_is_made_again(tmp_path, monkeypatch):
     import json
 
+    from edge_agent.llm import adapter as adapter_module
     from edge_agent.llm import merge as merging
     from edge_agent.llm.adapter import Adapter
     from edge_agent.llm.bundled import sha256_file
@@ -108,16 +110,17 @@ def test_a_merge_fitted_under_other_head_importances_is_made_again(tmp_path, mon
     models = tmp_path / "models"
     models.mkdir()
     base_sha = model_sha256(base, models)
-    old, new = [1.0, 2.0], [1.0, 3.0]
-    adapter = Adapter(tmp_path / "a.gguf", "c" * 64, {"head_importance": {"values": new}})
+    old, new = np.diag([1.0, 2.0]), np.diag([1.0, 3.0])
+    monkeypatch.setattr(adapter_module, "head_moment_of", lambda a: new)
+    adapter = Adapter(tmp_path / "a.gguf", "c" * 64, {"head_input": {"file": "a.head.npy"}})
     path = models / merged_name(base_sha, adapter.sha256, "q8_0_emb_q5_1")
     made = []
 
-    def fake_merge(base_path, adapter_path, out, recipe, head_importance=None):
-        made.append(head_importance)
-        out.write_bytes(b"merged " + json.dumps(head_importance).encode())
+    def fake_merge(base_path, adapter_path, out, recipe, head_moment=None):
+        made.append(head_moment)
+        out.write_bytes(b"merged " + head_moment.tobytes())
         card = {"base_sha256": base_sha, "adapter_sha256": adapter.sha256, "sha256": sha256_file(out), "seconds": 0,
-                "head_importance": merging.importance_digest(head_importance)}
+                "head_moment": merging.moment_digest(head_moment)}
         merging.card_for(out).write_text(json.dumps(card))
         return merging.Merged(out, card)
 
@@ -125,9 +128,9 @@ def test_a_merge_fitted_under_other_head_importances_is_made_again(tmp_path, mon
     fake_merge(base, adapter.path, path, "q8_0_emb_q5_1", old)  # an earlier fit, on disk
     made.clear()
     found = merging.ensure_merged(base, adapter, models, "q8_0_emb_q5_1")
-    assert made == [new] and found.card["head_importance"] == merging.importance_digest(new)
+    assert len(made) == 1 and made[0] is new and found.card["head_moment"] == merging.moment_digest(new)
     again = merging.ensure_merged(base, adapter, models, "q8_0_emb_q5_1")  # now it matches: kept
-    assert made == [new] and again.path == found.path
+    assert len(made) == 1 and again.path == found.path
 
 
 def test_an_adapter_for_another_model_is_refused(tmp_path):
@@ -180,43 +183,47 @@ def test_the_runtime_loads_the_merged_bundled_model_made_once(tiny_model_path, t
 
 
 @pytest.mark.real_model
-def test_the_small_head_recipe_fits_the_embedding_under_the_cards_importances_and_is_smaller_than_the_base(
+def test_the_small_head_recipe_fits_the_embedding_under_the_cards_moment_and_is_smaller_than_the_base(
         tiny_model_path):
     import gguf
 
     from edge_agent.llm.adapter import choose_adapter
     from edge_agent.llm.head_quant import quantize_head
-    from edge_agent.llm.adapter import head_importance_of
-    from edge_agent.llm.merge import ensure_merged, importance_digest
+    from edge_agent.llm.adapter import head_moment_of
+    from edge_agent.llm.merge import ensure_merged, moment_digest
     from tests.conftest import MODEL_CACHE_DIR
 
     adapter = choose_adapter("auto", tiny_model_path, MODEL_CACHE_DIR)
-    importance = head_importance_of(adapter.card)
-    assert importance is not None and len(importance) == 640, "the bundled card holds no head importances"
+    moment = head_moment_of(adapter)
+    assert moment is not None and moment.shape == (640, 640), "the bundled card names no head moment"
     made = ensure_merged(tiny_model_path, adapter, MODEL_CACHE_DIR, "q8_0_emb_q5_1")
     tensors = {t.name: t for t in gguf.GGUFReader(made.path, "r").tensors}
     assert tensors["token_embd.weight"].tensor_type == gguf.GGMLQuantizationType.Q5_1
     assert tensors["blk.0.attn_q.weight"].tensor_type == gguf.GGMLQuantizationType.Q8_0  # an adapted matrix
     assert made.path.stat().st_size < tiny_model_path.stat().st_size
     assert made.card["recipe"] == "q8_0_emb_q5_1" and made.card["merged_tensors"] > 0
-    assert made.card["head_importance"] == importance_digest(importance)
+    assert made.card["head_moment"] == moment_digest(moment)
     base = {t.name: t for t in gguf.GGUFReader(tiny_model_path, "r").tensors}["token_embd.weight"]
     rows = gguf.quants.dequantize(np.asarray(base.data)[:3000], base.tensor_type)
     np.testing.assert_array_equal(np.asarray(tensors["token_embd.weight"].data)[:3000],
-                                  quantize_head(rows, np.float32(importance)))  # llama.cpp copied the fit
+                                  quantize_head(rows, moment))  # llama.cpp copied the fit
 
 
 @pytest.mark.real_model
-def test_the_head_importance_is_the_mean_square_of_each_dimension_of_the_heads_input(tiny_model_path):
-    from edge_agent.llm.head_quant import importance
+def test_the_head_moment_is_the_second_moment_of_the_heads_input_over_every_token(tiny_model_path):
+    from edge_agent.llm.head_quant import input_moment
 
     said = []
-    values, tokens = importance(tiny_model_path, ["when is the dentist", "Leo's girlfriend is called Mia."],
-                                progress=lambda done, total: said.append((done, total)))
+    moment, tokens = input_moment(tiny_model_path, ["when is the dentist", "Leo's girlfriend is called Mia."],
+                                  progress=lambda done, total: said.append((done, total)))
     assert said == [(2, 2)]
-    assert values.shape == (640,) and np.all(values > 0)
+    assert moment.shape == (640, 640) and np.allclose(moment, moment.T)
     assert 10 <= tokens <= 30  # every token of both texts, with their BOS
-    assert values.max() > 20 * np.median(values)  # Gemma's few dominant dimensions, the reason for the fit
+    assert np.linalg.eigvalsh(moment).min() > -1e-6 * np.abs(moment).max()  # a moment: no negative direction
+    mean_square = np.diag(moment)
+    assert np.all(mean_square > 0) and mean_square.max() > 20 * np.median(mean_square)  # Gemma's dominant dimensions
+    correlation = moment / np.sqrt(np.outer(mean_square, mean_square))
+    assert np.abs(correlation - np.eye(640)).max() > 0.3  # dimensions move together: what the carried errors use
 
 
 @pytest.mark.real_model
