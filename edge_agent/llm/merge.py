@@ -124,7 +124,7 @@ def merge(base: Path, adapter: Path, out: Path, recipe: str = DEFAULT_MERGE,
     out.parent.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(prefix="merge-", dir=out.parent) as tmp:
         plain = Path(tmp) / "merged-f32.gguf"
-        fitted = fitted_moment(recipe, head_moment)
+        fitted = head_moment if fits_head(recipe) else None
         embedding = write_merged_f32(base_reader, deltas, plain, requantized=recipe in EMBEDDING_TYPES,
                                      head_moment=fitted)
         partial = out.with_name(out.name + ".partial")
@@ -138,10 +138,10 @@ def merge(base: Path, adapter: Path, out: Path, recipe: str = DEFAULT_MERGE,
     return Merged(out, card)
 
 
-def fitted_moment(recipe: str, moment: np.ndarray | None) -> np.ndarray | None:
-    """The moment `recipe`'s head is fitted under: `moment` when it re-quantizes the embedding to
-    Q5_1, else none (its embedding is the base's, or llama.cpp's own type)."""
-    return moment if EMBEDDING_TYPES.get(recipe) == Q5_1 else None
+def fits_head(recipe: str) -> bool:
+    """Whether `recipe` fits its head under the head input's moment: it re-quantizes the embedding
+    to Q5_1 (the others keep the base's, or take llama.cpp's own type)."""
+    return EMBEDDING_TYPES.get(recipe) == Q5_1
 
 
 def moment_digest(moment: np.ndarray | None) -> str | None:
@@ -275,7 +275,7 @@ def ensure_merged(base: Path, adapter: Any, models_dir: Path, recipe: str = DEFA
     base_sha = model_sha256(Path(base), models_dir)
     with open(models_dir / ".merge.lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
-        moment = fitted_moment(recipe, head_moment_of(adapter))
+        moment = head_moment_of(adapter) if fits_head(recipe) else None  # no other recipe reads the file
         found = find_merged(models_dir, base_sha, adapter.sha256, recipe)
         if found is not None and found.card.get("head_moment") != moment_digest(moment):
             log.info("%s was fitted under another head moment than the adapter's card names; "

@@ -133,6 +133,31 @@ def test_a_merge_fitted_under_another_head_moment_is_made_again(tmp_path, monkey
     assert len(made) == 1 and again.path == found.path
 
 
+def test_a_recipe_that_keeps_the_head_never_reads_the_moment_file(tmp_path, monkeypatch):
+    import json
+
+    from edge_agent.llm import merge as merging
+    from edge_agent.llm.adapter import Adapter, AdapterError
+
+    base = tmp_path / "base.gguf"
+    base.write_bytes(b"base weights")
+    adapter = Adapter(tmp_path / "a.gguf", "c" * 64, {"head_input": {"file": "gone.head.npy", "sha256": "0" * 64}})
+    made = []
+
+    def fake_merge(base_path, adapter_path, out, recipe, head_moment=None):
+        made.append((recipe, head_moment))
+        out.write_bytes(b"merged")
+        card = {"sha256": "1" * 64, "seconds": 0, "head_moment": merging.moment_digest(head_moment)}
+        merging.card_for(out).write_text(json.dumps(card))
+        return merging.Merged(out, card)
+
+    monkeypatch.setattr(merging, "merge", fake_merge)
+    merging.ensure_merged(base, adapter, tmp_path / "models", "q8_0")  # the default loads, the file missing
+    assert made == [("q8_0", None)]
+    with pytest.raises(AdapterError, match="gone.head.npy"):  # the recipe that needs it says what is wrong
+        merging.ensure_merged(base, adapter, tmp_path / "models", "q8_0_emb_q5_1")
+
+
 def test_an_adapter_for_another_model_is_refused(tmp_path):
     base = _write(tmp_path / "base.gguf", "gemma3", {"blk.0.attn_q.weight": np.zeros((6, 8), np.float32)})
     lora = _write(tmp_path / "lora.gguf", "gemma3", {"blk.0.attn_k.weight.lora_a": np.zeros((2, 8), np.float32),
