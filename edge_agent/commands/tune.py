@@ -133,13 +133,24 @@ def measure_head(base, adapter, models_dir) -> dict | None:
     return {"texts": len(texts), "tokens": tokens}
 
 
+def _has_head_moment(adapter) -> bool:
+    """Whether the adapter's card names a head moment that is there and intact (else it is measured)."""
+    from edge_agent.llm.adapter import AdapterError, head_moment_of
+
+    try:
+        return head_moment_of(adapter) is not None
+    except AdapterError as err:
+        print(f"edge-agent tune merge: {err}; measuring it again", file=sys.stderr)
+        return False
+
+
 def run_merge(args, settings) -> int:
     """Merge, then the fixed probe through both (same skill, calls and answer), into the card."""
     import asyncio
     import dataclasses
 
     from edge_agent.llm import load_model, resolve_model_path
-    from edge_agent.llm.adapter import choose_adapter, head_moment_of, read_card, record_merge
+    from edge_agent.llm.adapter import choose_adapter, read_card, record_merge
     from edge_agent.llm.merge import DEFAULT_MERGE, EMBEDDING_TYPES, MERGE_FTYPES, ensure_merged
     from edge_agent.tune.probe import agreement
 
@@ -153,7 +164,7 @@ def run_merge(args, settings) -> int:
     if adapter is None:
         print("edge-agent tune merge: no adapter applies to this model", file=sys.stderr)
         return 2
-    if recipe in EMBEDDING_TYPES and head_moment_of(adapter) is None:
+    if recipe in EMBEDDING_TYPES and not _has_head_moment(adapter):
         measured = measure_head(base, adapter, settings.models_dir)
         if measured is not None:
             adapter = dataclasses.replace(adapter, card=read_card(adapter.path) or {})  # with what was measured

@@ -125,6 +125,7 @@ def install_adapter(src: Path, base_model: Path, train: dict[str, Any], data: di
     ADAPTERS_DIR.mkdir(exist_ok=True)
     target = ADAPTERS_DIR / BUNDLED_ADAPTER
     shutil.copyfile(src, target)
+    head_of(target).unlink(missing_ok=True)  # measured on the adapter this one replaces
     card = {"file": target.name, "sha256": sha256_file(target), "bytes": size, "base_file": base_model.name,
             "base_sha256": sha256_file(base_model), "trained": datetime.now(timezone.utc).isoformat(timespec="seconds"),
             "training": train, "data": data}
@@ -176,12 +177,20 @@ HEAD_SUFFIX = ".head.npy"
 """Beside an adapter: the second moment of its head's input (head_quant.input_moment), float32."""
 
 
+def head_of(adapter: Path) -> Path:
+    """Where the head input's second moment of `adapter` is kept."""
+    return adapter.with_name(adapter.stem + HEAD_SUFFIX)
+
+
 def record_head_input(adapter: Path, moment: np.ndarray, texts: int, tokens: int, model: str) -> Path:
     """Keep the head input's second moment beside the adapter and name it (and its sha256) in the card."""
     from edge_agent.llm.bundled import sha256_file
 
-    path = adapter.with_name(adapter.stem + HEAD_SUFFIX)
-    np.save(path, np.asarray(moment, np.float32), allow_pickle=False)
+    path = head_of(adapter)
+    partial = path.with_name(path.name + ".partial")
+    with open(partial, "wb") as out:
+        np.save(out, np.asarray(moment, np.float32), allow_pickle=False)
+    partial.replace(path)
     card = read_card(adapter) or {}
     card.pop("head_importance", None)  # the diagonal alone, as cards before the moment held it
     card["head_input"] = {"file": path.name, "sha256": sha256_file(path), "dimensions": int(len(moment)),

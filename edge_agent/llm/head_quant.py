@@ -99,7 +99,7 @@ def quantize_head(matrix: np.ndarray, moment: np.ndarray, damp: float = DAMP) ->
     rounding error is carried into the columns not yet rounded, in the proportion the moment's
     inverse gives, so the next columns cancel what the inputs' correlation lets them cancel. A
     block's d and m are fitted (fit_blocks) when its first column is reached, on the columns as the
-    errors before them have moved them, each column weighted by its input's mean square. With a
+    errors before them have moved them, each column weighted by its input's (damped) mean square. With a
     diagonal moment nothing is carried and each block is its weighted fit. `damp` times the mean
     diagonal is added to the moment first, so its inverse exists and stays tame. Sums are float64,
     so other CPUs' rounding moves a level only where a weight sits on a boundary."""
@@ -114,7 +114,7 @@ def quantize_head(matrix: np.ndarray, moment: np.ndarray, damp: float = DAMP) ->
     step = max(1, CHUNK // per_row)  # rows quantized at once
     out = []
     for start in range(0, rows, step):
-        a = np.asarray(matrix[start:start + step], np.float64)
+        a = np.array(matrix[start:start + step], np.float64)  # a copy: the carried errors are written into it
         n = len(a)
         d, m = np.zeros((n, per_row), np.float32), np.zeros((n, per_row), np.float32)
         q = np.zeros((n, width), np.float32)

@@ -235,9 +235,16 @@ def check_adapter(settings: Settings, path: Path) -> Check:
     if recipe == "none":
         how = "applied at run time as a LoRA (model.adapter_merge = none)"
     else:
+        from edge_agent.llm.adapter import head_moment_of
         from edge_agent.llm.heads import model_sha256
-        from edge_agent.llm.merge import find_merged
+        from edge_agent.llm.merge import find_merged, fits_head
 
+        if fits_head(recipe):
+            try:
+                head_moment_of(adapter)
+            except AdapterError as err:
+                return Check("adapter", "fail", f"{err}: the {recipe} merge needs it (`edge-agent tune merge --recipe "
+                                                f"{recipe}` measures it again)")
         merged = find_merged(settings.models_dir, model_sha256(path, settings.models_dir), adapter.sha256, recipe)
         how = (f"merged into the weights ({recipe}): {merged.path.name}" if merged else
                f"to be merged into the weights ({recipe}) on first load, once")

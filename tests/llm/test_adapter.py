@@ -64,8 +64,16 @@ def test_doctor_reports_the_adapter(shipped, tiny_model_path, tmp_path):
     assert ok.status == "pass" and "matches its card" in ok.detail and "12 synthetic examples" in ok.detail
     s.model.adapter = "none"
     assert "model.adapter = none" in check_adapter(s, tiny_model_path).detail
-    shipped.write_bytes(b"tampered")
     s.model.adapter = "auto"
+    card = json.loads(adapters.card_path(shipped).read_text())
+    card["head_input"] = {"file": "gone.head.npy", "sha256": "0" * 64}  # named, not there
+    adapters.card_path(shipped).write_text(json.dumps(card))
+    assert check_adapter(s, tiny_model_path).status == "pass"  # the default q8_0 merge does not need it
+    s.model.adapter_merge = "q8_0_emb_q5_1"
+    said = check_adapter(s, tiny_model_path)
+    assert said.status == "fail" and "gone.head.npy" in said.detail and "tune merge --recipe" in said.detail
+    s.model.adapter_merge = "q8_0"
+    shipped.write_bytes(b"tampered")
     assert check_adapter(s, tiny_model_path).status == "fail"
 
 
@@ -204,3 +212,23 @@ def test_tune_merge_measures_the_head_once_into_the_card_and_says_so_when_it_can
     head = json.loads(adapters.card_path(path).read_text())["head_input"]
     assert head["file"] == "adapter.head.npy" and (head["model"], head["texts"], head["tokens"]) == (reference.name, 3, 9)
     np.testing.assert_array_equal(np.load(tmp_path / head["file"]), [[2.0, 1.0], [1.0, 400.0]])
+
+
+def test_installing_a_new_adapter_drops_the_head_moment_measured_on_the_old_one(shipped, tiny_model_path, tmp_path):
+    stale = adapters.head_of(shipped)
+    stale.write_bytes(b"a moment of the adapter being replaced")
+    src = tmp_path / "new.gguf"
+    src.write_bytes(b"GGUF the new adapter")
+    card = adapters.install_adapter(src, tiny_model_path, train={"steps": 1}, data={"examples": 3})
+    assert not stale.exists() and "head_input" not in card and shipped.read_bytes() == src.read_bytes()
+
+
+def test_tune_merge_measures_again_when_the_cards_moment_file_is_gone(tmp_path, capsys):
+    from edge_agent.commands import tune
+
+    path = tmp_path / "adapter.gguf"
+    path.write_bytes(b"GGUF an adapter")
+    gone = adapters.Adapter(path, _sha(path), {"head_input": {"file": "adapter.head.npy", "sha256": "0" * 64}})
+    assert tune._has_head_moment(gone) is False
+    assert "measuring it again" in capsys.readouterr().err
+    assert tune._has_head_moment(adapters.Adapter(path, _sha(path), {})) is False

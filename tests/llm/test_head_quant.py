@@ -113,3 +113,12 @@ def test_a_head_quantized_in_many_small_chunks_is_the_same_bytes(monkeypatch):
     monkeypatch.setattr(head_quant, "CHUNK", 7)  # not a multiple of the 3 blocks a row holds
     np.testing.assert_array_equal(quantize_head(head, moment), whole)
     assert whole.shape == (45, 3 * 24)
+
+
+def test_the_head_given_is_left_as_it_was():
+    rng = np.random.default_rng(6)
+    head = rng.standard_normal((20, 64)) * 0.04  # float64: the very array the carried errors would be written into
+    before = head.copy()
+    states = _states(rng)
+    quantize_head(head, states.T.astype(np.float64) @ states / len(states))
+    np.testing.assert_array_equal(head, before)
