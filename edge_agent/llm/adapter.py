@@ -13,11 +13,12 @@ import shutil
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any
-
-import numpy as np
+from typing import TYPE_CHECKING, Any
 
 from edge_agent.llm.base import ModelLoadError
+
+if TYPE_CHECKING:  # numpy only where a head moment is read or written: the runtime's own import stays light
+    import numpy as np
 
 log = logging.getLogger(__name__)
 
@@ -184,6 +185,8 @@ def head_of(adapter: Path) -> Path:
 
 def record_head_input(adapter: Path, moment: np.ndarray, texts: int, tokens: int, model: str) -> Path:
     """Keep the head input's second moment beside the adapter and name it (and its sha256) in the card."""
+    import numpy as np
+
     from edge_agent.llm.bundled import sha256_file
 
     path = head_of(adapter)
@@ -202,6 +205,8 @@ def record_head_input(adapter: Path, moment: np.ndarray, texts: int, tokens: int
 def head_moment_of(adapter: Adapter) -> np.ndarray | None:
     """The head input's second moment the adapter's card names (record_head_input), if any; a file
     that does not match the card's sha256 is refused."""
+    import numpy as np
+
     from edge_agent.llm.bundled import sha256_file
 
     head = (adapter.card or {}).get("head_input") or {}
