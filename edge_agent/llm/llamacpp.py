@@ -47,6 +47,22 @@ def native_context(metadata: dict[str, Any]) -> int | None:
         return None
 
 
+def _release_lookup_only(path: Path) -> None:
+    """With an output head of its own, the token embedding is only looked up, a row per prompt token:
+    its pages, all resident after loading (MAP_POPULATE), are dropped and come back as rows are read."""
+    from edge_agent.llm.residency import release
+    from edge_agent.modelfile.gguf import GGUFError, lookup_only_span
+
+    try:
+        span = lookup_only_span(path)
+    except GGUFError as err:
+        log.debug("no tensor table read from %s: %s", path.name, err)
+        return
+    if span is not None:
+        dropped = release(path, *span)
+        log.debug("dropped %.1f MB of %s's token embedding (read again row by row)", dropped / 1e6, path.name)
+
+
 class LlamaCppModel:
     """A GGUF model in one llama.cpp context. Satisfies edge_agent.llm.base.Model."""
 
@@ -95,6 +111,8 @@ class LlamaCppModel:
         except Exception as err:  # llama-cpp-python says only "Failed to load model": llama.cpp's log says why
             reason = native_log.failure_reason(logged)
             raise ModelLoadError(f"llama.cpp could not load {path}: {err}" + (f" ({reason})" if reason else "")) from err
+        if not vocab_only:
+            _release_lookup_only(path)
         meta = self._llm.metadata or {}
         self.architecture = meta.get("general.architecture", "?")
         """The GGUF's architecture as llama.cpp loaded it (gemma3, llama, qwen3 …)."""

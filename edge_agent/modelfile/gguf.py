@@ -17,6 +17,8 @@ SUPPORTED_VERSIONS = (2, 3)
 MAX_KV_COUNT = 1 << 20  # more pairs than this means a corrupt header, not a model
 MAX_STRING_BYTES = 1 << 26  # 64 MiB: chat templates are KBs; larger is corruption
 KEEP_ARRAY_ITEMS = 64  # arrays longer than this are summarised as ArrayInfo
+MAX_DIMS = 8  # a tensor of more dimensions than this means a corrupt header (ggml has 4)
+DEFAULT_ALIGNMENT = 32  # where the tensor data starts, unless general.alignment says otherwise
 
 _SCALARS: dict[int, str] = {0: "<B", 1: "<b", 2: "<H", 3: "<h", 4: "<I", 5: "<i", 6: "<f",
                             7: "<?", 10: "<Q", 11: "<q", 12: "<d"}
@@ -107,7 +109,31 @@ class _Reader:
 
 def read_header(path: Path) -> GGUFHeader:
     """Parse the header of the GGUF file at `path`; GGUFError if it is not one."""
+    return _read(Path(path))[0]
+
+
+def tensor_spans(path: Path) -> dict[str, tuple[int, int]]:
+    """{tensor name: (file offset, bytes)} of every tensor in the GGUF at `path` (a tensor's bytes
+    run to the next one's start, alignment padding included; the last one's to the end of the file)."""
     path = Path(path)
+    header, starts = _read(path, tensors=True)
+    ends = sorted(starts.values()) + [path.stat().st_size]
+    after = {start: ends[i + 1] for i, start in enumerate(ends[:-1])}
+    return {name: (start, after[start] - start) for name, start in starts.items()}
+
+
+def lookup_only_span(path: Path) -> tuple[int, int] | None:
+    """The token embedding's (file offset, bytes) when the GGUF has an output head of its own: then
+    the embedding is only looked up, a row per prompt token (llm/residency.py drops the rest)."""
+    spans = tensor_spans(path)
+    if "output.weight" in spans and "token_embd.weight" in spans:
+        return spans["token_embd.weight"]
+    return None
+
+
+def _read(path: Path, tensors: bool = False) -> tuple[GGUFHeader, dict[str, int]]:
+    """The header, and with `tensors` each tensor's absolute file offset."""
+    starts: dict[str, int] = {}
     try:
         with path.open("rb") as fh:
             r = _Reader(fh, path)
@@ -124,6 +150,18 @@ def read_header(path: Path) -> GGUFHeader:
             for _ in range(kv_count):
                 key = r.string()
                 metadata[key] = r.value(r.scalar("<I"))
+            if tensors:
+                relative = {}
+                for _ in range(tensor_count):
+                    name = r.string()
+                    n_dims = r.scalar("<I")
+                    if n_dims > MAX_DIMS:
+                        raise GGUFError(f"{path}: a tensor of {n_dims} dimensions; header corrupt")
+                    fh.seek(8 * n_dims + 4, 1)  # the dimensions and the type
+                    relative[name] = r.scalar("<Q")
+                align = int(metadata.get("general.alignment", DEFAULT_ALIGNMENT))
+                data = -(-fh.tell() // align) * align
+                starts = {name: data + offset for name, offset in relative.items()}
     except OSError as err:
         raise GGUFError(f"{path}: cannot read: {err.strerror or err}") from err
-    return GGUFHeader(version, tensor_count, metadata)
+    return GGUFHeader(version, tensor_count, metadata), starts

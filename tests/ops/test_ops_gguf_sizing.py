@@ -100,3 +100,49 @@ def test_real_bundled_model_header_and_estimate(tiny_model_path):
     limits = systemd_limits(need)
     assert limits["MemoryHigh"] % LIMIT_STEP_MB == 0 and limits["MemoryMax"] % LIMIT_STEP_MB == 0
     assert need.total_mb * 1.25 <= limits["MemoryHigh"] < limits["MemoryMax"]
+
+
+def _with_tensors(path, tensors: dict, alignment: int | None = None):
+    import gguf
+    import numpy as np
+
+    w = gguf.GGUFWriter(path, arch="gemma3")
+    if alignment:
+        w.data_alignment = alignment
+        w.add_uint32("general.alignment", alignment)
+    for name, shape in tensors.items():
+        w.add_tensor(name, np.ones(shape, np.float32))
+    w.write_header_to_file()
+    w.write_kv_data_to_file()
+    w.write_tensors_to_file()
+    w.close()
+    return gguf.GGUFReader(path, "r")
+
+
+@pytest.mark.parametrize("alignment", [None, 64])
+def test_tensor_spans_are_where_gguf_py_finds_each_tensor(tmp_path, alignment):
+    from edge_agent.modelfile.gguf import tensor_spans
+
+    path = tmp_path / "m.gguf"
+    reader = _with_tensors(path, {"token_embd.weight": (10, 8), "blk.0.attn_norm.weight": (3,),
+                                  "output.weight": (10, 8)}, alignment)
+    spans = tensor_spans(path)
+    assert set(spans) == {t.name for t in reader.tensors}
+    for t in reader.tensors:
+        start, size = spans[t.name]
+        assert start == t.data_offset
+        assert t.n_bytes <= size < t.n_bytes + (alignment or 32)  # up to the next tensor: padding included
+    assert max(start + size for start, size in spans.values()) == path.stat().st_size
+
+
+def test_only_an_embedding_beside_an_output_head_of_its_own_is_lookup_only(tmp_path):
+    from edge_agent.modelfile.gguf import lookup_only_span, tensor_spans
+
+    untied, tied = tmp_path / "untied.gguf", tmp_path / "tied.gguf"
+    _with_tensors(untied, {"token_embd.weight": (10, 8), "output.weight": (10, 8)})
+    _with_tensors(tied, {"token_embd.weight": (10, 8), "blk.0.attn_norm.weight": (3,)})
+    assert lookup_only_span(untied) == tensor_spans(untied)["token_embd.weight"]
+    assert lookup_only_span(tied) is None  # the embedding is the head too: read whole for every token
+    (tmp_path / "cut.gguf").write_bytes(untied.read_bytes()[:40])
+    with pytest.raises(GGUFError, match="cut.gguf"):
+        lookup_only_span(tmp_path / "cut.gguf")
