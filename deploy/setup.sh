@@ -55,6 +55,7 @@ if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
   echo "$want" > "$stamp"
   # The bundled model's task adapter merged into its weights once, here rather than on the first
   # question (llm/merge.py): the runtime loads the merged file.
+  say "merging the task adapter into the model's weights (once: about 2 minutes here, 4-6 on a Pi 5)"
   "$VENV/bin/edge-agent" tune merge --no-check >/dev/null 2>"$VENV/merge.log" \
     || { tail -n 20 "$VENV/merge.log" >&2; echo "merging the task adapter failed; it will be tried again on first load" >&2; }
 else

@@ -46,7 +46,8 @@ class ModelSettings(_Section):
     """Snapshot a paused session's KV state (L2 while L3 runs) so resuming prefills only new tokens."""
     adapter: str = "auto"
     """Task adapter (LoRA GGUF): "auto" = the bundled one on the bundled model only, "none", or a path."""
-    adapter_merge: Literal["q4_k_m", "q4_0", "q8_0", "q8_0_emb_q5_1", "q5_k_m", "f16", "none"] = "q8_0"
+    adapter_merge: Literal["q4_k_m", "q4_0", "q8_0", "q8_0_emb_q5_1", "q8_0_out_q5_1", "q5_k_m", "f16",
+                           "none"] = "q8_0_out_q5_1"
     """How the adapter runs: merged into the weights with this quantization recipe (made once, in
     <data_dir>/models; llm/merge.py), or "none" = applied at run time as a LoRA (slower; experiments)."""
     head_cache_mb: float = Field(256.0, ge=0, le=65536)

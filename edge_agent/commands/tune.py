@@ -42,7 +42,7 @@ def register(sub, parents) -> None:
     merge = group.add_parser("merge", parents=parents,
                              help="merge the adapter into the weights, check it against base + runtime LoRA, record both")
     merge.add_argument("--recipe", default=None,
-                       help="q8_0 | q8_0_emb_q5_1 | q5_k_m | q4_0 | q4_k_m | f16 (default: model.adapter_merge)")
+                       help="q8_0 | q8_0_emb_q5_1 | q8_0_out_q5_1 | q5_k_m | q4_0 | q4_k_m | f16 (default: model.adapter_merge)")
     merge.add_argument("--households", type=int, default=4,
                        help="held-out households the two are compared on, the whole harness (default 4)")
     merge.add_argument("--no-check", action="store_true",
@@ -151,7 +151,7 @@ def run_merge(args, settings) -> int:
 
     from edge_agent.llm import load_model, resolve_model_path
     from edge_agent.llm.adapter import choose_adapter, read_card, record_merge
-    from edge_agent.llm.merge import DEFAULT_MERGE, EMBEDDING_TYPES, MERGE_FTYPES, ensure_merged
+    from edge_agent.llm.merge import DEFAULT_MERGE, MERGE_FTYPES, ensure_merged, fits_head
     from edge_agent.tune.probe import agreement
 
     recipe = args.recipe or (settings.model.adapter_merge if settings.model.adapter_merge != "none" else DEFAULT_MERGE)
@@ -164,7 +164,7 @@ def run_merge(args, settings) -> int:
     if adapter is None:
         print("edge-agent tune merge: no adapter applies to this model", file=sys.stderr)
         return 2
-    if recipe in EMBEDDING_TYPES and not _has_head_moment(adapter):
+    if fits_head(recipe) and not _has_head_moment(adapter):
         measured = measure_head(base, adapter, settings.models_dir)
         if measured is not None:
             adapter = dataclasses.replace(adapter, card=read_card(adapter.path) or {})  # with what was measured

@@ -35,6 +35,9 @@ the input embedding, which wants each weight close: GPTQ's own 0.01 fits the log
 single weights most (relative weight error 0.050 against 0.040 per block), and on held-out training
 examples (32, 10,597 tokens) the whole model's next token agreed with the q8_0 merge's on 0.923;
 0.3 on 0.940 (weight error 0.041, KL 0.0130), 1.0 on 0.929, the per-block fit alone on 0.921."""
+OUTPUT_DAMP = 0.01
+"""The damping for an output head of its own (merge.OUTPUT_TYPES), which is never an embedding:
+GPTQ's own, the lowest logit error measured (0.087 rms against 0.094 at 0.3, held-out states)."""
 
 
 def fit_blocks(x: np.ndarray, w: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

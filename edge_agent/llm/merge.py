@@ -5,7 +5,8 @@ in every adapted layer, and the adapted tensors lose their repacked CPU layout. 
 adapter is merged once — W' = W + (alpha / r) · B · A for every matrix it adapts — and the
 result quantized by llama.cpp itself (llama_model_quantize) in one of MERGE_FTYPES, the token
 embedding (most of this model's bytes, and its output head) copied as it is unless the recipe
-gives it a type of its own (EMBEDDING_TYPES). Not in the base's own
+gives it a type of its own (EMBEDDING_TYPES) or writes the model an output head of its own beside it
+(OUTPUT_TYPES). Not in the base's own
 4-bit recipe: the adapter's changes to a weight (|ΔW| about 0.0004) are smaller than a 4-bit step,
 and a Q4_K_M merge decided as the base model does (the planner's held-out accuracy 0.26, base
 0.24, base + runtime LoRA 0.78); Q8_0 keeps them. The merged file lives in the models dir,
@@ -27,7 +28,7 @@ import numpy as np
 
 log = logging.getLogger(__name__)
 
-MERGE_FTYPES = {"q4_k_m": 15, "q4_0": 2, "q8_0": 7, "q8_0_emb_q5_1": 7, "q5_k_m": 17, "f16": 1}
+MERGE_FTYPES = {"q4_k_m": 15, "q4_0": 2, "q8_0": 7, "q8_0_emb_q5_1": 7, "q8_0_out_q5_1": 7, "q5_k_m": 17, "f16": 1}
 """llama_ftype of each merge recipe (LLAMA_FTYPE_MOSTLY_*). q4_k_m is the bundled base's own recipe
 (on its 640-wide matrices it falls back to Q5_0, as the base does); q4_0 and q8_0 are the types
 llama.cpp repacks for ARM; f16 is no quantization of the merged matrices at all. q5_k_m gives every
@@ -38,7 +39,7 @@ runtime LoRA, decode 0.966 of the base's; but it decides as the runtime LoRA on 
 probe and loses answers where the adapter's signal is thinnest, the planner's skill ("cars on level 5
 in bay B28, save that" planned as a file search): held-out 303 of 328 as q8_0 (5000-5007), 296 against
 299 (5100-5107), 278 against 283 (5200-5207), world/ 85 against 87. It is for a model whose matrices
-are most of its bytes (a 3B), where q8_0 would double them; on this one q8_0 stays the default."""
+are most of its bytes (a 3B), where q8_0 would double them; not on this one."""
 Q5_1 = 7  # GGML_TYPE_Q5_1
 EMBEDDING_TYPES = {"q8_0_emb_q5_1": Q5_1}
 """The ggml type a recipe gives the token embedding (GGML_TYPE_Q5_1 = 7); the others keep the
@@ -52,10 +53,20 @@ makes the Q5_1 from each block's minimum and maximum, which moved near ties: mea
 the logits (measured on 41062c9's code + head_quant's GPTQ): held-out 885 of 984 against q8_0's 886,
 world/ 86 against 87 (q025: the flights' booking reference asked of the right skill, the hotel's
 line chosen), the whole model's next token as q8_0's on 0.940 of held-out training text (docs/eval)."""
-DEFAULT_MERGE = "q8_0"  # measured: docs/eval (decode speed and agreement with base + runtime LoRA)
+OUTPUT_TYPES = {"q8_0_out_q5_1": Q5_1}
+"""Recipes that give the model an output head of its own (`output.weight`) in this ggml type, fitted
+to the logits under the head input's moment (head_quant.OUTPUT_DAMP), and keep the token embedding
+as the base has it (Q8_0). The head is read whole for every token; the embedding a row per prompt
+token, so the runtime drops its pages after loading (llm/residency.py) and only the rows ever
+read come back. Unlike q8_0_emb_q5_1 the embedding keeps q8_0's precision, and the head's fit need
+not also serve as an embedding. Measured on the bundled model (docs/eval): `bench model` RSS 423.3
+MB against the runtime LoRA's 429.0 (q8_0: 455.3), decode 0.985 of the base's; world/ 87 of 102, one
+answer of 102 other than q8_0's; held out 885 of 984 against q8_0's 886 (+2 -3); the default."""
+DEFAULT_MERGE = "q8_0_out_q5_1"  # measured: docs/eval (memory, decode speed, answers against q8_0)
 LORA_A, LORA_B = ".lora_a", ".lora_b"
 ALPHA_KEY = "adapter.lora.alpha"
 TOKEN_EMBEDDING = "token_embd.weight"
+OUTPUT_HEAD = "output.weight"
 
 
 class MergeError(RuntimeError):
@@ -126,9 +137,10 @@ def merge(base: Path, adapter: Path, out: Path, recipe: str = DEFAULT_MERGE,
         plain = Path(tmp) / "merged-f32.gguf"
         fitted = head_moment if fits_head(recipe) else None
         embedding = write_merged_f32(base_reader, deltas, plain, requantized=recipe in EMBEDDING_TYPES,
-                                     head_moment=fitted)
+                                     head_moment=fitted, output_head=recipe in OUTPUT_TYPES)
         partial = out.with_name(out.name + ".partial")
-        quantize(plain, partial, MERGE_FTYPES[recipe], EMBEDDING_TYPES.get(recipe, embedding))
+        quantize(plain, partial, MERGE_FTYPES[recipe], EMBEDDING_TYPES.get(recipe, embedding),
+                 OUTPUT_TYPES.get(recipe))
         partial.replace(out)
     card = {"file": out.name, "recipe": recipe, "base_file": Path(base).name, "base_sha256": sha256_file(base),
             "adapter_file": Path(adapter).name, "adapter_sha256": sha256_file(adapter), "sha256": sha256_file(out),
@@ -140,8 +152,9 @@ def merge(base: Path, adapter: Path, out: Path, recipe: str = DEFAULT_MERGE,
 
 def fits_head(recipe: str) -> bool:
     """Whether `recipe` fits its head under the head input's moment: it re-quantizes the embedding
-    to Q5_1 (the others keep the base's, or take llama.cpp's own type)."""
-    return EMBEDDING_TYPES.get(recipe) == Q5_1
+    to Q5_1 or writes an output head of its own (the others keep the base's, or take llama.cpp's own type)."""
+    return EMBEDDING_TYPES.get(recipe) == Q5_1 or recipe in OUTPUT_TYPES
+
 
 
 def moment_digest(moment: np.ndarray | None) -> str | None:
@@ -187,11 +200,12 @@ def _floats(tensor: Any) -> np.ndarray:
 
 
 def write_merged_f32(reader: Any, deltas: dict[str, np.ndarray], path: Path, requantized: bool = False,
-                     head_moment: np.ndarray | None = None) -> int:
+                     head_moment: np.ndarray | None = None, output_head: bool = False) -> int:
     """The base with every adapted matrix merged and written as F32, every other tensor copied as it
     is (the token embedding too, unless it is to be `requantized`: then as F32, or with
-    `head_moment` as Q5_1 fitted to the logits under it, which the quantizer then copies); returns the token
-    embedding's ggml type in the base."""
+    `head_moment` as Q5_1 fitted to the logits under it, which the quantizer then copies); with
+    `output_head`, an output head of its own beside the embedding (Q5_1 fitted under `head_moment`,
+    or F32 for the quantizer without one); returns the token embedding's ggml type in the base."""
     import gguf
 
     arch = reader.get_field(gguf.Keys.General.ARCHITECTURE).contents()
@@ -208,11 +222,15 @@ def write_merged_f32(reader: Any, deltas: dict[str, np.ndarray], path: Path, req
     missing = set(deltas) - {t.name for t in reader.tensors}
     if missing:
         raise MergeError(f"the adapter changes tensors the base does not have: {sorted(missing)[:3]}")
+    if output_head and any(t.name == OUTPUT_HEAD for t in reader.tensors):
+        raise MergeError(f"the base has an {OUTPUT_HEAD} of its own already")
     embedding = 0
     arrays: list[tuple[Any, np.ndarray | None]] = []
     for t in reader.tensors:
         if t.name == TOKEN_EMBEDDING:
             embedding = int(t.tensor_type)
+            if output_head:
+                arrays.append(_output_head(writer, t, deltas.get(t.name), head_moment))
         delta = deltas.get(t.name)
         if requantized and t.name == TOKEN_EMBEDDING and head_moment is not None:
             from edge_agent.llm.head_quant import quantize_head
@@ -231,6 +249,8 @@ def write_merged_f32(reader: Any, deltas: dict[str, np.ndarray], path: Path, req
         else:
             writer.add_tensor_info(t.name, t.data.shape, t.data.dtype, t.data.nbytes, t.tensor_type)
             arrays.append((t, None))
+    if output_head and not embedding:
+        raise MergeError(f"the base has no {TOKEN_EMBEDDING} to make an output head of")
     writer.write_header_to_file()
     writer.write_kv_data_to_file()
     writer.write_ti_data_to_file()
@@ -240,9 +260,26 @@ def write_merged_f32(reader: Any, deltas: dict[str, np.ndarray], path: Path, req
     return embedding
 
 
-def quantize(src: Path, dst: Path, ftype: int, embedding_type: int) -> None:
+def _output_head(writer: Any, embedding: Any, delta: np.ndarray | None,
+                 moment: np.ndarray | None) -> tuple[Any, np.ndarray]:
+    """The output head made from the (merged) token embedding, its tensor info added to `writer`:
+    Q5_1 fitted to the logits under `moment`, or F32 for the quantizer without one."""
+    import gguf
+
+    from edge_agent.llm.head_quant import OUTPUT_DAMP, quantize_head
+
+    floats = _floats(embedding)
+    if delta is not None:
+        floats += delta
+    head = floats if moment is None else quantize_head(floats, moment, OUTPUT_DAMP)
+    kind = gguf.GGMLQuantizationType.F32 if moment is None else gguf.GGMLQuantizationType.Q5_1
+    writer.add_tensor_info(OUTPUT_HEAD, head.shape, head.dtype, head.nbytes, kind)
+    return embedding, head
+
+
+def quantize(src: Path, dst: Path, ftype: int, embedding_type: int, output_type: int | None = None) -> None:
     """llama.cpp's own quantizer: `src` (merged matrices in F32) to `dst` in `ftype`, the token
-    embedding in `embedding_type` and nothing quantized twice."""
+    embedding in `embedding_type`, an output head of its own in `output_type`, nothing quantized twice."""
     import llama_cpp
 
     from edge_agent.llm.native_log import route_native_logs
@@ -252,6 +289,8 @@ def quantize(src: Path, dst: Path, ftype: int, embedding_type: int) -> None:
     params.ftype = ftype
     params.allow_requantize = False
     params.token_embedding_type = embedding_type
+    if output_type is not None:
+        params.output_tensor_type = output_type
     params.nthread = 0  # every core
     from llama_cpp._utils import suppress_stdout_stderr
 

@@ -68,7 +68,10 @@ def test_doctor_reports_the_adapter(shipped, tiny_model_path, tmp_path):
     card = json.loads(adapters.card_path(shipped).read_text())
     card["head_input"] = {"file": "gone.head.npy", "sha256": "0" * 64}  # named, not there
     adapters.card_path(shipped).write_text(json.dumps(card))
-    assert check_adapter(s, tiny_model_path).status == "pass"  # the default q8_0 merge does not need it
+    said = check_adapter(s, tiny_model_path)  # the default fits its own head under the moment
+    assert said.status == "fail" and "gone.head.npy" in said.detail and "tune merge --recipe" in said.detail
+    s.model.adapter_merge = "q8_0"
+    assert check_adapter(s, tiny_model_path).status == "pass"  # a q8_0 merge keeps the base's head: no moment
     s.model.adapter_merge = "q8_0_emb_q5_1"
     said = check_adapter(s, tiny_model_path)
     assert said.status == "fail" and "gone.head.npy" in said.detail and "tune merge --recipe" in said.detail

@@ -35,7 +35,7 @@ def test_the_bundled_model_loads_it_by_default_and_not_with_no_adapter(tmp_path,
     card = json.loads(card_path(SHIPPED).read_text(encoding="utf-8"))
     model = load_model(_settings(tmp_path, tiny_model_path))
     try:
-        # merged into the weights by default (model.adapter_merge = q8_0), named by the adapter's hash
+        # merged into the weights by default (model.adapter_merge = q8_0_out_q5_1), named by the adapter's hash
         assert model.adapter_sha256 == card["sha256"] and model.name.endswith(f"+merged:{card['sha256'][:12]}")
     finally:
         model.close()

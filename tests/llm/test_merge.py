@@ -96,6 +96,43 @@ def test_with_a_head_moment_the_embedding_is_written_as_the_fitted_q5_1_the_quan
     np.testing.assert_array_equal(np.asarray(head.data), expected)
 
 
+def test_an_output_head_of_its_own_is_the_fitted_q5_1_beside_the_embedding_kept_as_it_was(tmp_path):
+    import gguf
+
+    from edge_agent.llm.head_quant import OUTPUT_DAMP, quantize_head
+
+    rng = np.random.default_rng(3)
+    embd = (rng.standard_normal((6, 64)) * 0.04).astype(np.float32)
+    q8 = gguf.quants.quantize(embd, gguf.GGMLQuantizationType.Q8_0)
+    base_path = tmp_path / "base.gguf"
+    writer = gguf.GGUFWriter(base_path, arch="gemma3")
+    writer.add_tensor("token_embd.weight", q8, raw_dtype=gguf.GGMLQuantizationType.Q8_0)
+    writer.add_tensor("blk.0.attn_norm.weight", np.ones(64, np.float32))
+    writer.write_header_to_file()
+    writer.write_kv_data_to_file()
+    writer.write_tensors_to_file()
+    writer.close()
+    states = rng.standard_normal((100, 64)) * rng.uniform(1, 10, 64)
+    moment = states.T @ states / len(states)
+    base = gguf.GGUFReader(base_path, "r")
+    write_merged_f32(base, {}, tmp_path / "m.gguf", head_moment=moment, output_head=True)
+    out = {t.name: t for t in gguf.GGUFReader(tmp_path / "m.gguf", "r").tensors}
+    assert set(out) == {"token_embd.weight", "output.weight", "blk.0.attn_norm.weight"}
+    assert out["token_embd.weight"].tensor_type == gguf.GGMLQuantizationType.Q8_0
+    np.testing.assert_array_equal(np.asarray(out["token_embd.weight"].data), q8)  # the embedding as it was
+    assert out["output.weight"].tensor_type == gguf.GGMLQuantizationType.Q5_1
+    floats = gguf.quants.dequantize(q8, gguf.GGMLQuantizationType.Q8_0)
+    np.testing.assert_array_equal(np.asarray(out["output.weight"].data), quantize_head(floats, moment, OUTPUT_DAMP))
+    write_merged_f32(base, {}, tmp_path / "plain.gguf", output_head=True)  # no moment: floats for the quantizer
+    plain = {t.name: t for t in gguf.GGUFReader(tmp_path / "plain.gguf", "r").tensors}["output.weight"]
+    assert plain.tensor_type == gguf.GGMLQuantizationType.F32
+    np.testing.assert_allclose(np.asarray(plain.data), floats, rtol=1e-6)
+    with_head = tmp_path / "with_head.gguf"
+    _write(with_head, "gemma3", {"token_embd.weight": embd, "output.weight": embd})
+    with pytest.raises(MergeError, match="output.weight of its own"):
+        write_merged_f32(gguf.GGUFReader(with_head, "r"), {}, tmp_path / "x.gguf", output_head=True)
+
+
 def test_a_merge_fitted_under_another_head_moment_is_made_again(tmp_path, monkeypatch):
     import json
 
@@ -152,7 +189,7 @@ def test_a_recipe_that_keeps_the_head_never_reads_the_moment_file(tmp_path, monk
         return merging.Merged(out, card)
 
     monkeypatch.setattr(merging, "merge", fake_merge)
-    merging.ensure_merged(base, adapter, tmp_path / "models", "q8_0")  # the default loads, the file missing
+    merging.ensure_merged(base, adapter, tmp_path / "models", "q8_0")  # a recipe keeping the head loads, the file missing
     assert made == [("q8_0", None)]
     with pytest.raises(AdapterError, match="gone.head.npy"):  # the recipe that needs it says what is wrong
         merging.ensure_merged(base, adapter, tmp_path / "models", "q8_0_emb_q5_1")
@@ -232,6 +269,52 @@ def test_the_small_head_recipe_fits_the_embedding_under_the_cards_moment_and_is_
     rows = gguf.quants.dequantize(np.asarray(base.data)[:3000], base.tensor_type)
     np.testing.assert_array_equal(np.asarray(tensors["token_embd.weight"].data)[:3000],
                                   quantize_head(rows, moment))  # llama.cpp copied the fit
+
+
+@pytest.mark.real_model
+def test_the_own_head_recipe_loads_with_only_the_embedding_rows_it_reads_resident(tiny_model_path, tmp_path,
+                                                                                   monkeypatch):
+    import asyncio
+
+    import gguf
+
+    from edge_agent.config import load_settings
+    from edge_agent.llm import load_model
+    from edge_agent.llm.adapter import choose_adapter, head_moment_of
+    from edge_agent.llm.head_quant import OUTPUT_DAMP, quantize_head
+    from edge_agent.llm import merge as merging
+    from edge_agent.llm.merge import ensure_merged, moment_digest
+    from edge_agent.llm.residency import resident
+    from edge_agent.modelfile.gguf import lookup_only_span
+    from tests.conftest import MODEL_CACHE_DIR
+
+    adapter = choose_adapter("auto", tiny_model_path, MODEL_CACHE_DIR)
+    moment = head_moment_of(adapter)
+    made = ensure_merged(tiny_model_path, adapter, MODEL_CACHE_DIR, "q8_0_out_q5_1")
+    tensors = {t.name: t for t in gguf.GGUFReader(made.path, "r").tensors}
+    q = gguf.GGMLQuantizationType
+    assert tensors["token_embd.weight"].tensor_type == q.Q8_0 and tensors["output.weight"].tensor_type == q.Q5_1
+    embedding = tensors["token_embd.weight"]
+    span = lookup_only_span(made.path)  # what the runtime drops after loading
+    assert span[0] == embedding.data_offset and 0 <= span[1] - embedding.n_bytes < 32
+    assert lookup_only_span(tiny_model_path) is None  # the base's embedding is its head too: read whole
+    assert made.card["head_moment"] == moment_digest(moment)
+    rows = gguf.quants.dequantize(np.asarray(embedding.data)[:2000], embedding.tensor_type)
+    np.testing.assert_array_equal(np.asarray(tensors["output.weight"].data)[:2000],
+                                  quantize_head(rows, moment, OUTPUT_DAMP))  # llama.cpp copied the fit
+    settings = load_settings(None, {"data_dir": str(tmp_path / "data"), "model.path": str(tiny_model_path),
+                                    "model.adapter_merge": "q8_0_out_q5_1", "model.head_cache_mb": 0}, environ={})
+    monkeypatch.setattr(merging, "ensure_merged", lambda *args: made)  # the one made above, not again in tmp_path
+    model = load_model(settings)
+    try:
+        assert model.path == made.path
+        reply = asyncio.run(model.generate("When is the dentist?", max_tokens=8, role="test"))
+        assert reply.usage.generated_tokens > 0
+        held = resident(made.path)
+        # the head and every matrix are read for each token; of the embedding only a few rows are
+        assert made.path.stat().st_size - embedding.n_bytes < held < made.path.stat().st_size - embedding.n_bytes * 0.9
+    finally:
+        model.close()
 
 
 @pytest.mark.real_model
