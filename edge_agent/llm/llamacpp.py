@@ -47,20 +47,19 @@ def native_context(metadata: dict[str, Any]) -> int | None:
         return None
 
 
-def _release_lookup_only(path: Path) -> None:
-    """With an output head of its own, the token embedding is only looked up, a row per prompt token:
-    its pages, all resident after loading (MAP_POPULATE), are dropped and come back as rows are read."""
-    from edge_agent.llm.residency import release
-    from edge_agent.modelfile.gguf import GGUFError, lookup_only_span
+def lookup_only_pages(path: Path, before: frozenset[int]) -> list[tuple[int, int]]:
+    """The pages of `path`'s token embedding in the mappings this load made (none of `before`) when
+    the file has an output head of its own (then the embedding is only looked up, a row per prompt
+    token); else none. Any failure only costs the memory: it is logged, never raised."""
+    from edge_agent.llm.residency import lookup_pages
+    from edge_agent.modelfile.gguf import lookup_only_span
 
     try:
         span = lookup_only_span(path)
-    except GGUFError as err:
-        log.debug("no tensor table read from %s: %s", path.name, err)
-        return
-    if span is not None:
-        dropped = release(path, *span)
-        log.debug("dropped %.1f MB of %s's token embedding (read again row by row)", dropped / 1e6, path.name)
+        return lookup_pages(path, *span, before=before) if span is not None else []
+    except Exception as err:  # noqa: BLE001 - an optimisation: the model runs the same without it
+        log.debug("the token embedding of %s stays resident: %s", path.name, err)
+        return []
 
 
 class LlamaCppModel:
@@ -102,6 +101,10 @@ class LlamaCppModel:
         # reusing an earlier prefix silently wrong; a full-size SWA cache keeps reuse exact.
         # Extra (repacking) buffer types stay on except where they include the AMX path (see above).
         use_extra = (not cpu_advertises_amx()) if extra_buffers is None else extra_buffers
+        from edge_agent.llm.residency import mappings
+
+        # another model's mapping of the same file, never advised by this one
+        mapped_before = frozenset() if vocab_only else frozenset(m.start for m in mappings(path))
         try:
             with model_params(use_extra):
                 try:
@@ -111,8 +114,10 @@ class LlamaCppModel:
         except Exception as err:  # llama-cpp-python says only "Failed to load model": llama.cpp's log says why
             reason = native_log.failure_reason(logged)
             raise ModelLoadError(f"llama.cpp could not load {path}: {err}" + (f" ({reason})" if reason else "")) from err
-        if not vocab_only:
-            _release_lookup_only(path)
+        self._lookup_pages = [] if vocab_only else lookup_only_pages(path, mapped_before)
+        """The token embedding's pages when only its rows are read: dropped now and after every call
+        (llm/residency.py), so only the rows being read stay resident; valid while the model is open."""
+        self._drop_lookup_rows()
         meta = self._llm.metadata or {}
         self.architecture = meta.get("general.architecture", "?")
         """The GGUF's architecture as llama.cpp loaded it (gemma3, llama, qwen3 …)."""
@@ -290,6 +295,7 @@ class LlamaCppModel:
             finally:
                 ev.control = Control()
                 self._observe(progress)
+                self._drop_lookup_rows()
 
     def _generate_in_thread(self, ev: Evaluator, tokens: list[int], max_tokens: int, stop: Sequence[str],
                             grammar: Any, session: str | None, prompt: str, progress: Progress,
@@ -325,6 +331,14 @@ class LlamaCppModel:
             text, finish = decode_free_text(ev, max_tokens, stop, FREE_TEXT_REPEAT_PENALTY, progress, steer)
             self.sessions.record(session, prompt, tokens)
         return text, finish, _usage(tokens, progress)
+
+    def _drop_lookup_rows(self) -> None:
+        """Drop the embedding rows this call faulted in (only while the model's mapping lives)."""
+        if self._lookup_pages and self._llm is not None:
+            from edge_agent.llm.residency import drop
+
+            dropped = drop(self._lookup_pages)
+            log.debug("dropped %.1f MB of %s's token embedding pages", dropped / 1e6, self.path.name)
 
     def _keep_head(self, head_tokens: list[int]) -> None:
         """A head met for the first time (a new day's date context, a skill added): keep its state."""
@@ -443,6 +457,7 @@ class LlamaCppModel:
         with self._busy:
             self.sessions.clear()
             self.heads.clear_ram()
+            self._lookup_pages = []  # unmapped with the model: never advised again
             llm, self._llm = self._llm, None
             if self._decoder is not None:
                 self._decoder.close()

@@ -120,8 +120,8 @@ def find_merged(models_dir: Path, base_sha: str, adapter_sha: str, recipe: str =
 def merge(base: Path, adapter: Path, out: Path, recipe: str = DEFAULT_MERGE,
           head_moment: np.ndarray | None = None) -> Merged:
     """Write base ⊕ adapter to `out` in `recipe` (MERGE_FTYPES), with its card; atomically. A recipe
-    that re-quantizes the embedding to Q5_1 fits it to the logits under the head input's second
-    moment `head_moment` when given (head_quant.py)."""
+    that re-quantizes the embedding to Q5_1, or writes an output head of its own, fits that head to
+    the logits under the head input's second moment `head_moment` when given (head_quant.py)."""
     import gguf
 
     from edge_agent.llm.bundled import sha256_file
@@ -154,7 +154,6 @@ def fits_head(recipe: str) -> bool:
     """Whether `recipe` fits its head under the head input's moment: it re-quantizes the embedding
     to Q5_1 or writes an output head of its own (the others keep the base's, or take llama.cpp's own type)."""
     return EMBEDDING_TYPES.get(recipe) == Q5_1 or recipe in OUTPUT_TYPES
-
 
 
 def moment_digest(moment: np.ndarray | None) -> str | None:
@@ -227,11 +226,11 @@ def write_merged_f32(reader: Any, deltas: dict[str, np.ndarray], path: Path, req
     embedding = 0
     arrays: list[tuple[Any, np.ndarray | None]] = []
     for t in reader.tensors:
+        delta = deltas.get(t.name)
         if t.name == TOKEN_EMBEDDING:
             embedding = int(t.tensor_type)
             if output_head:
-                arrays.append(_output_head(writer, t, deltas.get(t.name), head_moment))
-        delta = deltas.get(t.name)
+                arrays.append(_output_head(writer, t, delta, head_moment))
         if requantized and t.name == TOKEN_EMBEDDING and head_moment is not None:
             from edge_agent.llm.head_quant import quantize_head
 
@@ -269,6 +268,8 @@ def _output_head(writer: Any, embedding: Any, delta: np.ndarray | None,
     from edge_agent.llm.head_quant import OUTPUT_DAMP, quantize_head
 
     floats = _floats(embedding)
+    if delta is not None and floats.shape != delta.shape:
+        raise MergeError(f"{embedding.name}: base {floats.shape}, adapter {delta.shape}")
     if delta is not None:
         floats += delta
     head = floats if moment is None else quantize_head(floats, moment, OUTPUT_DAMP)

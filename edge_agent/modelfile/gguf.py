@@ -1,9 +1,12 @@
-"""A tiny GGUF header reader: the metadata key/value pairs, without loading any tensor.
+"""A tiny GGUF header reader: the metadata key/value pairs and where each tensor lies, without loading any.
 
 GGUF v2/v3 layout (little-endian): magic "GGUF", uint32 version, uint64 tensor_count,
 uint64 kv_count, then kv_count pairs of (string key, uint32 type, value). A string is a uint64
 length and UTF-8 bytes; an array is a uint32 item type, a uint64 count and the items. Large
 arrays (the tokenizer's 100k+ tokens) are skipped by seeking and kept only as their length.
+Then tensor_count tensor infos (string name, uint32 n_dims, n_dims uint64 dimensions, uint32 ggml
+type, uint64 offset into the data), and the data from the next multiple of `general.alignment`
+(32 unless set).
 """
 from __future__ import annotations
 
@@ -17,7 +20,7 @@ SUPPORTED_VERSIONS = (2, 3)
 MAX_KV_COUNT = 1 << 20  # more pairs than this means a corrupt header, not a model
 MAX_STRING_BYTES = 1 << 26  # 64 MiB: chat templates are KBs; larger is corruption
 KEEP_ARRAY_ITEMS = 64  # arrays longer than this are summarised as ArrayInfo
-MAX_DIMS = 8  # a tensor of more dimensions than this means a corrupt header (ggml has 4)
+MAX_DIMS = 4  # ggml's GGML_MAX_DIMS: more means a corrupt header
 DEFAULT_ALIGNMENT = 32  # where the tensor data starts, unless general.alignment says otherwise
 
 _SCALARS: dict[int, str] = {0: "<B", 1: "<b", 2: "<H", 3: "<h", 4: "<I", 5: "<i", 6: "<f",
@@ -116,8 +119,14 @@ def tensor_spans(path: Path) -> dict[str, tuple[int, int]]:
     """{tensor name: (file offset, bytes)} of every tensor in the GGUF at `path` (a tensor's bytes
     run to the next one's start, alignment padding included; the last one's to the end of the file)."""
     path = Path(path)
-    header, starts = _read(path, tensors=True)
-    ends = sorted(starts.values()) + [path.stat().st_size]
+    _, starts = _read(path, tensors=True)
+    try:
+        size = path.stat().st_size
+    except OSError as err:
+        raise GGUFError(f"{path}: cannot read: {err.strerror or err}") from err
+    if any(start > size for start in starts.values()):
+        raise GGUFError(f"{path}: a tensor starts past the end of the file; truncated or corrupt")
+    ends = sorted(starts.values()) + [size]
     after = {start: ends[i + 1] for i, start in enumerate(ends[:-1])}
     return {name: (start, after[start] - start) for name, start in starts.items()}
 
@@ -159,7 +168,9 @@ def _read(path: Path, tensors: bool = False) -> tuple[GGUFHeader, dict[str, int]
                         raise GGUFError(f"{path}: a tensor of {n_dims} dimensions; header corrupt")
                     fh.seek(8 * n_dims + 4, 1)  # the dimensions and the type
                     relative[name] = r.scalar("<Q")
-                align = int(metadata.get("general.alignment", DEFAULT_ALIGNMENT))
+                align = metadata.get("general.alignment", DEFAULT_ALIGNMENT)
+                if not isinstance(align, int) or align <= 0 or align & (align - 1):
+                    raise GGUFError(f"{path}: general.alignment {align!r} is not a power of two; header corrupt")
                 data = -(-fh.tell() // align) * align
                 starts = {name: data + offset for name, offset in relative.items()}
     except OSError as err:

@@ -102,7 +102,7 @@ def test_real_bundled_model_header_and_estimate(tiny_model_path):
     assert need.total_mb * 1.25 <= limits["MemoryHigh"] < limits["MemoryMax"]
 
 
-def _with_tensors(path, tensors: dict, alignment: int | None = None):
+def _with_tensors(path, tensors: dict, alignment: int | None = None, read: bool = True):
     import gguf
     import numpy as np
 
@@ -116,7 +116,7 @@ def _with_tensors(path, tensors: dict, alignment: int | None = None):
     w.write_kv_data_to_file()
     w.write_tensors_to_file()
     w.close()
-    return gguf.GGUFReader(path, "r")
+    return gguf.GGUFReader(path, "r") if read else None
 
 
 @pytest.mark.parametrize("alignment", [None, 64])
@@ -146,3 +146,18 @@ def test_only_an_embedding_beside_an_output_head_of_its_own_is_lookup_only(tmp_p
     (tmp_path / "cut.gguf").write_bytes(untied.read_bytes()[:40])
     with pytest.raises(GGUFError, match="cut.gguf"):
         lookup_only_span(tmp_path / "cut.gguf")
+
+
+def test_a_corrupt_tensor_table_is_a_gguf_error_naming_the_file(tmp_path):
+    from edge_agent.modelfile.gguf import tensor_spans
+
+    odd = tmp_path / "odd.gguf"
+    _with_tensors(odd, {"token_embd.weight": (10, 8)}, alignment=48, read=False)  # not a power of two
+    with pytest.raises(GGUFError, match="odd.gguf.*alignment"):
+        tensor_spans(odd)
+    short = tmp_path / "short.gguf"
+    _with_tensors(short, {"token_embd.weight": (10, 8), "output.weight": (100, 80)})
+    whole = short.read_bytes()
+    short.write_bytes(whole[:len(whole) - 100 * 80 * 4 - 8])  # cut inside the first tensor's data
+    with pytest.raises(GGUFError, match="short.gguf.*past the end"):
+        tensor_spans(short)
