@@ -1,7 +1,8 @@
 """Model runtime speed: raw llama-cpp-python vs the runtime (lock, worker thread, accounting), and its memory.
 
 Memory: rss_over_model_kv_mb is the process's resident memory beyond the weights (the GGUF file,
-mmapped and touched) and the KV cache at n_ctx; cached prompt heads are excluded and reported apart.
+mmapped and touched, less a token embedding that is only looked up: weights_read_mb) and the KV
+cache at n_ctx; cached prompt heads are excluded and reported apart.
 
 When the model has a task adapter, the same run also measures the three ways to run it side by
 side (`variants`): without it, with it as a runtime LoRA, and merged into the weights (the
@@ -154,7 +155,11 @@ async def _run(args, settings) -> dict:
     med = statistics.median
     from edge_agent.modelfile.sizing import estimate
 
+    from edge_agent.modelfile.gguf import lookup_only_span
+
     need = estimate(model.path, n_ctx=model.n_ctx, n_batch=settings.model.n_batch, keep_sessions=False)
+    looked_up = lookup_only_span(model.path)  # dropped after loading and after each call (llm/residency.py)
+    weights_mb = need.model_mb - (looked_up[1] / 2**20 if looked_up else 0.0)
     memory = memory_mb()
     heads_mb = model.head_cache_stats()["ram_bytes"] / 2**20
     result = {
@@ -170,9 +175,10 @@ async def _run(args, settings) -> dict:
         "prefill_tps": round(med(prefill), 1),
         **memory,
         "model_mb": round(need.model_mb, 1),
+        "weights_read_mb": round(weights_mb, 1),
         "kv_mb": round(need.kv_mb, 1),
         "head_cache_mb": round(heads_mb, 1),
-        "rss_over_model_kv_mb": round(memory["rss_mb"] - need.model_mb - need.kv_mb - heads_mb, 1),
+        "rss_over_model_kv_mb": round(memory["rss_mb"] - weights_mb - need.kv_mb - heads_mb, 1),
         "rounds": args.rounds,
         "decode_tokens": DECODE_TOKENS,
     }
