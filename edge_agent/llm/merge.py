@@ -59,9 +59,10 @@ to the logits under the head input's moment (head_quant.OUTPUT_DAMP), and keep t
 as the base has it (Q8_0). The head is read whole for every token; the embedding a row per prompt
 token, so the runtime drops its pages after loading (llm/residency.py) and only the rows ever
 read come back. Unlike q8_0_emb_q5_1 the embedding keeps q8_0's precision, and the head's fit need
-not also serve as an embedding. Measured on the bundled model (docs/eval): `bench model` RSS 423.3
-MB against the runtime LoRA's 429.0 (q8_0: 455.3), decode 0.985 of the base's; world/ 87 of 102, one
-answer of 102 other than q8_0's; held out 885 of 984 against q8_0's 886 (+2 -3); the default."""
+not also serve as an embedding. Measured on the bundled model (docs/eval): `bench model` RSS 405.5
+MB against the runtime LoRA's 429.1 (q8_0: 455.3; 567 for a second while loading), decode 0.974 of
+the base's; world/ 87 of 102, one answer of 102 other than q8_0's; held out 885 of 984 against
+q8_0's 886 (+2 -3); the default."""
 DEFAULT_MERGE = "q8_0_out_q5_1"  # measured: docs/eval (memory, decode speed, answers against q8_0)
 LORA_A, LORA_B = ".lora_a", ".lora_b"
 ALPHA_KEY = "adapter.lora.alpha"

@@ -71,25 +71,34 @@ def test_a_recipe_that_requantizes_the_embedding_hands_it_to_the_quantizer_as_fl
                                gguf.quants.dequantize(q8, gguf.GGMLQuantizationType.Q8_0), rtol=1e-6)
 
 
-def test_with_a_head_moment_the_embedding_is_written_as_the_fitted_q5_1_the_quantizer_copies(tmp_path):
+def _embedding_base(tmp_path, seed: int, **more):
+    """A base GGUF holding a 6 x 64 Q8_0 token embedding (and `more` F32 tensors); its reader, the
+    embedding's Q8_0 bytes and a head-input moment with uneven dimensions."""
     import gguf
 
-    from edge_agent.llm.head_quant import quantize_head
-
-    rng = np.random.default_rng(2)
+    rng = np.random.default_rng(seed)
     embd = (rng.standard_normal((6, 64)) * 0.04).astype(np.float32)
     q8 = gguf.quants.quantize(embd, gguf.GGMLQuantizationType.Q8_0)
     base_path = tmp_path / "base.gguf"
     writer = gguf.GGUFWriter(base_path, arch="gemma3")
     writer.add_tensor("token_embd.weight", q8, raw_dtype=gguf.GGMLQuantizationType.Q8_0)
+    for name, array in more.items():
+        writer.add_tensor(name, array)
     writer.write_header_to_file()
     writer.write_kv_data_to_file()
     writer.write_tensors_to_file()
     writer.close()
     states = rng.standard_normal((100, 64)) * rng.uniform(1, 10, 64)
-    moment = states.T @ states / len(states)
-    write_merged_f32(gguf.GGUFReader(base_path, "r"), {}, tmp_path / "m.gguf", requantized=True,
-                     head_moment=moment)
+    return gguf.GGUFReader(base_path, "r"), q8, states.T @ states / len(states)
+
+
+def test_with_a_head_moment_the_embedding_is_written_as_the_fitted_q5_1_the_quantizer_copies(tmp_path):
+    import gguf
+
+    from edge_agent.llm.head_quant import quantize_head
+
+    base, q8, moment = _embedding_base(tmp_path, 2)
+    write_merged_f32(base, {}, tmp_path / "m.gguf", requantized=True, head_moment=moment)
     head = {t.name: t for t in gguf.GGUFReader(tmp_path / "m.gguf", "r").tensors}["token_embd.weight"]
     assert head.tensor_type == gguf.GGMLQuantizationType.Q5_1
     expected = quantize_head(gguf.quants.dequantize(q8, gguf.GGMLQuantizationType.Q8_0), moment)
@@ -101,20 +110,7 @@ def test_an_output_head_of_its_own_is_the_fitted_q5_1_beside_the_embedding_kept_
 
     from edge_agent.llm.head_quant import OUTPUT_DAMP, quantize_head
 
-    rng = np.random.default_rng(3)
-    embd = (rng.standard_normal((6, 64)) * 0.04).astype(np.float32)
-    q8 = gguf.quants.quantize(embd, gguf.GGMLQuantizationType.Q8_0)
-    base_path = tmp_path / "base.gguf"
-    writer = gguf.GGUFWriter(base_path, arch="gemma3")
-    writer.add_tensor("token_embd.weight", q8, raw_dtype=gguf.GGMLQuantizationType.Q8_0)
-    writer.add_tensor("blk.0.attn_norm.weight", np.ones(64, np.float32))
-    writer.write_header_to_file()
-    writer.write_kv_data_to_file()
-    writer.write_tensors_to_file()
-    writer.close()
-    states = rng.standard_normal((100, 64)) * rng.uniform(1, 10, 64)
-    moment = states.T @ states / len(states)
-    base = gguf.GGUFReader(base_path, "r")
+    base, q8, moment = _embedding_base(tmp_path, 3, **{"blk.0.attn_norm.weight": np.ones(64, np.float32)})
     write_merged_f32(base, {}, tmp_path / "m.gguf", head_moment=moment, output_head=True)
     out = {t.name: t for t in gguf.GGUFReader(tmp_path / "m.gguf", "r").tensors}
     assert set(out) == {"token_embd.weight", "output.weight", "blk.0.attn_norm.weight"}
@@ -128,7 +124,7 @@ def test_an_output_head_of_its_own_is_the_fitted_q5_1_beside_the_embedding_kept_
     assert plain.tensor_type == gguf.GGMLQuantizationType.F32
     np.testing.assert_allclose(np.asarray(plain.data), floats, rtol=1e-6)
     with_head = tmp_path / "with_head.gguf"
-    _write(with_head, "gemma3", {"token_embd.weight": embd, "output.weight": embd})
+    _write(with_head, "gemma3", {"token_embd.weight": floats, "output.weight": floats})
     with pytest.raises(MergeError, match="output.weight of its own"):
         write_merged_f32(gguf.GGUFReader(with_head, "r"), {}, tmp_path / "x.gguf", output_head=True)
 
