@@ -81,10 +81,12 @@ async def serve_async(settings: Settings, *, scripted_delay_ms: float | None = N
         model = scripted_model(scripted_delay_ms)
         log.warning("serving with the scripted test model (%.1f ms a generation)", scripted_delay_ms)
     watchdog = asyncio.create_task(sdnotify.run_watchdog(), name="watchdog")
+    extension = asyncio.create_task(sdnotify.extend_start(), name="start-extension")  # until ready
     systemd_status = asyncio.create_task(_systemd_status(service), name="systemd-status")
     m = settings.mqtt
 
     def ready() -> None:
+        extension.cancel()
         sdnotify.ready(f"serving {settings.device_id} via {m.host}:{m.port}")
         log.info("ready: serving %s via %s:%s", settings.device_id, m.host, m.port)
 
@@ -101,6 +103,7 @@ async def serve_async(settings: Settings, *, scripted_delay_ms: float | None = N
             sdnotify.stopping("stopped cleanly")
     finally:
         watchdog.cancel()
+        extension.cancel()
         systemd_status.cancel()
         await conn.close()
     return 0

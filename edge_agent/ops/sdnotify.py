@@ -1,4 +1,4 @@
-"""systemd's notify protocol (sd_notify(3)) without libsystemd: READY=1, WATCHDOG=1, STATUS=...
+"""systemd's notify protocol (sd_notify(3)) without libsystemd: READY=1, WATCHDOG=1, STATUS=, EXTEND_TIMEOUT_USEC=...
 
 The unit is Type=notify with NotifyAccess=main, so only the main process may send. Outside
 systemd NOTIFY_SOCKET is unset and every call is a cheap no-op returning False.
@@ -9,6 +9,7 @@ import asyncio
 import logging
 import os
 import socket
+import time
 
 log = logging.getLogger(__name__)
 
@@ -18,6 +19,11 @@ WATCHDOG_PID_ENV = "WATCHDOG_PID"
 # Ping at half the watchdog interval, as sd_watchdog_enabled(3) recommends, so one late tick
 # of a busy loop does not get the service killed.
 WATCHDOG_PING_FRACTION = 0.5
+START_EXTENSION_S = 90.0
+"""The start-up time each EXTEND_TIMEOUT_USEC asks for, sent every half of it while the service
+loads: a first load merges the adapter (about 2 minutes here, 4-6 estimated on a Pi 5)."""
+START_LIMIT_S = 1800.0
+"""Start-up is never extended past this: a load that hangs still fails the start."""
 
 
 def _address(raw: str) -> str | bytes:
@@ -85,3 +91,12 @@ async def run_watchdog(interval_s: float | None = None) -> None:
     while True:
         notify("WATCHDOG=1")
         await asyncio.sleep(period)
+
+
+async def extend_start(extension_s: float = START_EXTENSION_S, limit_s: float = START_LIMIT_S) -> None:
+    """Ask systemd for `extension_s` more start-up time every half of it, until cancelled (once
+    READY=1 is sent) or `limit_s` has passed; a no-op outside systemd."""
+    deadline = time.monotonic() + limit_s
+    while time.monotonic() < deadline:
+        notify(f"EXTEND_TIMEOUT_USEC={int(extension_s * 1_000_000)}")
+        await asyncio.sleep(extension_s / 2)

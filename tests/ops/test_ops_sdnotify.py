@@ -89,3 +89,16 @@ async def test_watchdog_pings_come_from_the_event_loop(listener):
 async def test_watchdog_without_interval_returns_at_once(monkeypatch):
     monkeypatch.delenv("WATCHDOG_USEC", raising=False)
     await asyncio.wait_for(sdnotify.run_watchdog(), 1)
+
+
+async def test_start_up_is_extended_while_loading_and_never_past_the_limit(listener):
+    started = time.monotonic()
+    await asyncio.wait_for(sdnotify.extend_start(0.1, 0.25), 2)  # every 0.05 s for 0.25 s, then it ends
+    assert time.monotonic() - started < 1
+    sent = drain(listener)
+    assert 3 <= len(sent) <= 7 and set(sent) == {b"EXTEND_TIMEOUT_USEC=100000"}
+    task = asyncio.create_task(sdnotify.extend_start(0.1, 60))
+    await asyncio.sleep(0.12)
+    task.cancel()  # READY=1 was sent: no more extensions
+    await asyncio.sleep(0.15)
+    assert len(drain(listener)) <= 3 and task.cancelled()

@@ -85,6 +85,8 @@ def test_top_shows_the_running_service(tmp_path):
             notify.close()
             broker.kill()
     assert any(m.startswith(b"READY=1") for m in messages)
+    loading = messages[:next(i for i, m in enumerate(messages) if m.startswith(b"READY=1"))]
+    assert any(m.startswith(b"EXTEND_TIMEOUT_USEC=") for m in loading)  # more start-up time while loading
     assert status["state"] == "online" and status["device"] == "pi"
     for key in MUST_SHOW:
         assert status[key] is not None, key
