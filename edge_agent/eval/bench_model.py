@@ -153,9 +153,8 @@ async def _run(args, settings) -> dict:
         prefill.append(comp.usage.prefilled_tokens / (comp.usage.prefill_ms / 1000))
 
     med = statistics.median
-    from edge_agent.modelfile.sizing import estimate
-
     from edge_agent.modelfile.gguf import lookup_only_span
+    from edge_agent.modelfile.sizing import estimate
 
     need = estimate(model.path, n_ctx=model.n_ctx, n_batch=settings.model.n_batch, keep_sessions=False)
     looked_up = lookup_only_span(model.path)  # dropped after loading and after each call (llm/residency.py)

@@ -47,19 +47,16 @@ def native_context(metadata: dict[str, Any]) -> int | None:
         return None
 
 
-def lookup_only_pages(path: Path, before: frozenset[int]) -> list[tuple[int, int]]:
-    """The pages of `path`'s token embedding in the mappings this load made (none of `before`) when
-    the file has an output head of its own (then the embedding is only looked up, a row per prompt
-    token); else none. Any failure only costs the memory: it is logged, never raised."""
-    from edge_agent.llm.residency import lookup_pages
+def _lookup_only_span(path: Path) -> tuple[int, int] | None:
+    """The token embedding's span when the file has an output head of its own (then the embedding is
+    only looked up, a row per prompt token). Any failure only costs the memory: logged, never raised."""
     from edge_agent.modelfile.gguf import lookup_only_span
 
     try:
-        span = lookup_only_span(path)
-        return lookup_pages(path, *span, before=before) if span is not None else []
+        return lookup_only_span(path)
     except Exception as err:  # noqa: BLE001 - an optimisation: the model runs the same without it
         log.debug("the token embedding of %s stays resident: %s", path.name, err)
-        return []
+        return None
 
 
 class LlamaCppModel:
@@ -101,10 +98,11 @@ class LlamaCppModel:
         # reusing an earlier prefix silently wrong; a full-size SWA cache keeps reuse exact.
         # Extra (repacking) buffer types stay on except where they include the AMX path (see above).
         use_extra = (not cpu_advertises_amx()) if extra_buffers is None else extra_buffers
-        from edge_agent.llm.residency import mappings
+        from edge_agent.llm.residency import lookup_pages, mappings
 
+        looked_up = None if vocab_only else _lookup_only_span(path)
         # another model's mapping of the same file, never advised by this one
-        mapped_before = frozenset() if vocab_only else frozenset(m.start for m in mappings(path))
+        mapped_before = frozenset(m.start for m in mappings(path)) if looked_up else frozenset()
         try:
             with model_params(use_extra):
                 try:
@@ -114,7 +112,7 @@ class LlamaCppModel:
         except Exception as err:  # llama-cpp-python says only "Failed to load model": llama.cpp's log says why
             reason = native_log.failure_reason(logged)
             raise ModelLoadError(f"llama.cpp could not load {path}: {err}" + (f" ({reason})" if reason else "")) from err
-        self._lookup_pages = [] if vocab_only else lookup_only_pages(path, mapped_before)
+        self._lookup_pages = lookup_pages(path, *looked_up, before=mapped_before) if looked_up else []
         """The token embedding's pages when only its rows are read: dropped now and after every call
         (llm/residency.py), so only the rows being read stay resident; valid while the model is open."""
         self._drop_lookup_rows()

@@ -26,6 +26,8 @@ from typing import Any
 
 import numpy as np
 
+from edge_agent.modelfile.gguf import OUTPUT_HEAD, TOKEN_EMBEDDING
+
 log = logging.getLogger(__name__)
 
 MERGE_FTYPES = {"q4_k_m": 15, "q4_0": 2, "q8_0": 7, "q8_0_emb_q5_1": 7, "q8_0_out_q5_1": 7, "q5_k_m": 17, "f16": 1}
@@ -66,8 +68,6 @@ q8_0's 886 (+2 -3); the default."""
 DEFAULT_MERGE = "q8_0_out_q5_1"  # measured: docs/eval (memory, decode speed, answers against q8_0)
 LORA_A, LORA_B = ".lora_a", ".lora_b"
 ALPHA_KEY = "adapter.lora.alpha"
-TOKEN_EMBEDDING = "token_embd.weight"
-OUTPUT_HEAD = "output.weight"
 
 
 class MergeError(RuntimeError):

@@ -116,11 +116,6 @@ def _libc() -> ctypes.CDLL:
     return libc
 
 
-def release(path: Path, first: int, length: int) -> int:
-    """Drop this process's pages of `path`'s bytes [first, first + length); returns the bytes dropped."""
-    return drop(lookup_pages(path, first, length))
-
-
 def resident(path: Path, smaps: str = SMAPS) -> int:
     """Bytes of `path` this process holds resident, over all its mappings (0 where unknown)."""
     return sum(m.rss for m in mappings(path, smaps))

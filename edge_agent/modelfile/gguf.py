@@ -22,6 +22,8 @@ MAX_STRING_BYTES = 1 << 26  # 64 MiB: chat templates are KBs; larger is corrupti
 KEEP_ARRAY_ITEMS = 64  # arrays longer than this are summarised as ArrayInfo
 MAX_DIMS = 4  # ggml's GGML_MAX_DIMS: more means a corrupt header
 DEFAULT_ALIGNMENT = 32  # where the tensor data starts, unless general.alignment says otherwise
+TOKEN_EMBEDDING = "token_embd.weight"
+OUTPUT_HEAD = "output.weight"  # absent when the model's head is its token embedding (tied)
 
 _SCALARS: dict[int, str] = {0: "<B", 1: "<b", 2: "<H", 3: "<h", 4: "<I", 5: "<i", 6: "<f",
                             7: "<?", 10: "<Q", 11: "<q", 12: "<d"}
@@ -135,8 +137,8 @@ def lookup_only_span(path: Path) -> tuple[int, int] | None:
     """The token embedding's (file offset, bytes) when the GGUF has an output head of its own: then
     the embedding is only looked up, a row per prompt token (llm/residency.py drops the rest)."""
     spans = tensor_spans(path)
-    if "output.weight" in spans and "token_embd.weight" in spans:
-        return spans["token_embd.weight"]
+    if OUTPUT_HEAD in spans and TOKEN_EMBEDDING in spans:
+        return spans[TOKEN_EMBEDDING]
     return None
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import mmap
 
-from edge_agent.llm.residency import drop, lookup_pages, mappings, page_span, release, resident
+from edge_agent.llm.residency import drop, lookup_pages, mappings, page_span, resident
 
 PAGE = mmap.PAGESIZE
 
@@ -67,7 +67,7 @@ def test_a_released_span_leaves_resident_memory_and_reads_back_the_same_bytes(tm
         assert sum(mapped[i] for i in range(0, len(data), PAGE)) >= 0  # touch every page
         before = resident(path)
         assert before == len(data)
-        dropped = release(path, 8 * PAGE + 100, 40 * PAGE)  # the first and last page are shared: kept
+        dropped = drop(lookup_pages(path, 8 * PAGE + 100, 40 * PAGE))  # the first and last page are shared: kept
         assert dropped == 39 * PAGE
         assert resident(path) == before - dropped
         assert mapped[:] == data  # read again from the page cache, unchanged
@@ -82,6 +82,6 @@ def test_a_released_span_leaves_resident_memory_and_reads_back_the_same_bytes(tm
 def test_a_file_this_process_has_not_mapped_is_left_alone(tmp_path):
     path = tmp_path / "elsewhere.bin"
     path.write_bytes(b"\0" * 4 * PAGE)
-    assert release(path, 0, 4 * PAGE) == 0
+    assert drop(lookup_pages(path, 0, 4 * PAGE)) == 0
     assert resident(path) == 0
     assert drop([]) == 0
